@@ -1,4 +1,4 @@
-import computeUnits from './compute-units.json' with { type: 'json' };
+import computeUnits from '../reference/compute-units.json' with { type: 'json' };
 import type { Service } from './http/route.ts';
 
 /** The published tiers (compute-units.json): CUs a key may spend per minute and per day. */

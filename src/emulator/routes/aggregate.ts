@@ -1,3 +1,127 @@
-import { defineRoutes } from '../http/route.ts';
+import { cb58Decode, cb58Encode } from '../encoding.ts';
+import { badRequest, HttpError } from '../http/errors.ts';
+import { defineRoutes, type RequestContext } from '../http/route.ts';
+import { decodeHex, parseUnsignedWarpMessage } from '../warp.ts';
+import { evmChainsOf } from '../world/chains.ts';
+import { type Network, NETWORK_ID, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, parseNetwork } from '../world/networks.ts';
 
-export const aggregateRoutes = defineRoutes([]);
+/** A checked §4.19 request, with the defaults of its table applied. */
+export interface AggregationRequest {
+  network: Network;
+  /** The unsigned Warp message bytes, when `message` was given. */
+  message?: ReturnType<typeof parseUnsignedWarpMessage> & object;
+  justification?: Buffer;
+  signingSubnetId: string;
+  quorumPercentage: number;
+  quorumPercentageBuffer: number;
+  pChainHeight: number;
+}
+
+/** Every rule of the §4.19 body table, each failure a 400 naming the field. */
+export function parseAggregationRequest(ctx: RequestContext): AggregationRequest {
+  const network = parseNetwork(ctx.params.network ?? '');
+  let body: unknown;
+  try {
+    body = JSON.parse(ctx.rawBody === '' ? 'null' : ctx.rawBody);
+  } catch {
+    throw badRequest('The request body must be a JSON object');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('The request body must be a JSON object with message or justification');
+  const b = body as Record<string, unknown>;
+
+  const errors: string[] = [];
+  const hexField = (name: string): Buffer | undefined => {
+    const v = b[name];
+    if (v === undefined || v === null) return undefined;
+    const bytes = typeof v === 'string' ? decodeHex(v) : undefined;
+    if (!bytes || bytes.length === 0) errors.push(`${name} must be a hex string (an optional 0x prefix is allowed)`);
+    return bytes;
+  };
+  const percentage = (name: string, fallback: number): number => {
+    const v = b[name];
+    if (v === undefined || v === null) return fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 100) {
+      errors.push(`${name} must be an integer from 0 to 100`);
+      return fallback;
+    }
+    return v;
+  };
+
+  const messageBytes = hexField('message');
+  const justification = hexField('justification');
+  if (b.message == null && b.justification == null) errors.push('Either message or justification must be provided');
+  const quorumPercentage = percentage('quorumPercentage', 67);
+  const quorumPercentageBuffer = percentage('quorumPercentageBuffer', 0);
+  if (quorumPercentage + quorumPercentageBuffer > 100)
+    errors.push('quorumPercentage + quorumPercentageBuffer must not be greater than 100');
+  let pChainHeight = 0;
+  if (b.pChainHeight !== undefined && b.pChainHeight !== null) {
+    if (typeof b.pChainHeight !== 'number' || !Number.isSafeInteger(b.pChainHeight) || b.pChainHeight < 0)
+      errors.push('pChainHeight must be a non-negative integer');
+    else pChainHeight = b.pChainHeight;
+  }
+  let signingSubnetId: string | undefined;
+  if (b.signingSubnetId !== undefined && b.signingSubnetId !== null) {
+    signingSubnetId = parseSubnetId(b.signingSubnetId);
+    if (!signingSubnetId) errors.push('signingSubnetId must be a subnet id in hex (32 bytes) or cb58');
+  }
+
+  let message: AggregationRequest['message'];
+  if (messageBytes) {
+    const parsed = parseUnsignedWarpMessage(messageBytes);
+    if (typeof parsed === 'string') errors.push(`message ${parsed}`);
+    else if (parsed.networkId !== NETWORK_ID[network])
+      errors.push(`message is for network id ${parsed.networkId}, but ${network} is network id ${NETWORK_ID[network]}`);
+    else message = parsed;
+  }
+  if (errors.length > 0) throw badRequest(...errors);
+
+  if (!signingSubnetId) {
+    const source = message?.sourceChainId;
+    signingSubnetId = source === undefined ? undefined : subnetOfBlockchain(ctx.world.seed, network, source);
+    if (!signingSubnetId) {
+      throw badRequest(
+        source === undefined
+          ? 'signingSubnetId is required with a justification alone: there is no source chain to take it from'
+          : `signingSubnetId: the source chain ${source} is not a blockchain of ${network}; pass signingSubnetId`,
+      );
+    }
+  }
+  return {
+    network,
+    ...(message ? { message } : {}),
+    ...(justification ? { justification } : {}),
+    signingSubnetId,
+    quorumPercentage,
+    quorumPercentageBuffer,
+    pChainHeight,
+  };
+}
+
+function parseSubnetId(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const hex = decodeHex(value);
+  if (hex?.length === 32) return cb58Encode(hex);
+  return cb58Decode(value)?.length === 32 ? value : undefined;
+}
+
+function subnetOfBlockchain(seed: number, network: Network, blockchainId: string): string | undefined {
+  const primary = PRIMARY_CHAINS[network];
+  if (([primary.p, primary.x, primary.c] as string[]).includes(blockchainId)) return PRIMARY_SUBNET_ID;
+  return evmChainsOf(seed, network).find((c) => c.blockchainId === blockchainId)?.subnetId;
+}
+
+export const aggregateRoutes = defineRoutes([
+  {
+    service: 'data',
+    method: 'POST',
+    path: '/v1/signatureAggregator/{network}/aggregateSignatures',
+    status: 201,
+    handle(ctx) {
+      parseAggregationRequest(ctx);
+      // The request is valid; producing BLS signatures is the next step of the emulator (see README).
+      throw new HttpError(503, 'Signature aggregation is not available from this emulator yet: the request is valid');
+    },
+  },
+]);
