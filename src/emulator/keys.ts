@@ -17,11 +17,11 @@ export function parseKeysSpec(spec: string): ApiKey[] {
     const [key, tier, deny] = entry.split(':');
     if (!key || !tier || !(TIERS as string[]).includes(tier)) {
       throw new Error(
-        `--keys: cannot read an entry; expected KEY:TIER[:deny=/path|/path] with TIER one of ${TIERS.join(', ')}`,
+        `--keys: cannot read "${entry}"; expected KEY:TIER[:deny=/path|/path] with TIER one of ${TIERS.join(', ')}`,
       );
     }
     if (deny !== undefined && !deny.startsWith('deny='))
-      throw new Error('--keys: the third part of an entry must be deny=/path[|/path]');
+      throw new Error(`--keys: in "${entry}", the third part must be deny=/path[|/path]`);
     return { key, tier: tier as Tier, deny: deny ? deny.slice(5).split('|').filter(Boolean) : [] };
   });
 }

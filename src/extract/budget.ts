@@ -105,7 +105,9 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
       const sameWindow = known && Math.abs(newResetAt - resetAt) < 1500 && limit === headerLimit;
       known = true;
       limit = headerLimit;
-      windowSeconds = parsePolicy(headers['ratelimit-policy']).find((p) => p.limit === headerLimit)?.windowSeconds;
+      windowSeconds = parsePolicy(headers['ratelimit-policy']).find(
+        (p) => p.limit === headerLimit,
+      )?.windowSeconds;
       // Answers to concurrent requests arrive out of order: within one window the smallest count is newest.
       remaining = sameWindow ? Math.min(remaining, headerRemaining) : headerRemaining;
       if (status === 429) remaining = 0;

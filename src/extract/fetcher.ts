@@ -96,18 +96,29 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   };
 }
 
-function classify(answer: { status: number; headers: Record<string, string | undefined>; text: string }, at: RequestLocation) {
+function classify(
+  answer: { status: number; headers: Record<string, string | undefined>; text: string },
+  at: RequestLocation,
+) {
   const { status } = answer;
   if (status >= 200 && status < 300) {
     try {
       return JSON.parse(answer.text) as unknown;
     } catch (cause) {
-      throw new RetryableError(`the answer was not complete JSON (${answer.text.length} bytes)`, at, { status }, { cause });
+      throw new RetryableError(
+        `the answer was not complete JSON (${answer.text.length} bytes)`,
+        at,
+        { status },
+        { cause },
+      );
     }
   }
   if (status === 429) {
     const retryAfterMs = retryAfterOf(answer.headers);
-    throw new RetryableError('rate limited (429)', at, { status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    throw new RetryableError('rate limited (429)', at, {
+      status,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
   if (status >= 500 || status === 408) throw new RetryableError(`server error ${status}`, at, { status });
   const serverMessage = messageOf(answer.text);
@@ -116,7 +127,10 @@ function classify(answer: { status: number; headers: Record<string, string | und
 }
 
 /** `retry-after` as seconds or an HTTP date, else `ratelimit-reset` seconds. */
-export function retryAfterOf(headers: Record<string, string | undefined>, now = Date.now()): number | undefined {
+export function retryAfterOf(
+  headers: Record<string, string | undefined>,
+  now = Date.now(),
+): number | undefined {
   const value = headers['retry-after'] ?? headers['ratelimit-reset'];
   if (value === undefined) return undefined;
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;

@@ -29,7 +29,11 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 function reply(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -89,11 +93,15 @@ describe('fetcher', () => {
     [403, 'may not use this endpoint'],
     [404, 'does not know this resource'],
   ])('makes %i final at once, with advice and the server message', async (status, text) => {
-    scripts.set(`/final${status}`, [(_q, r) => reply(r, status, { message: ['pageSize must not be greater than 100'] })]);
+    scripts.set(`/final${status}`, [
+      (_q, r) => reply(r, status, { message: ['pageSize must not be greater than 100'] }),
+    ]);
     const before = seen.length;
-    const error = await fetcher({ url: `${base}/final${status}`, cost: 0, at: { stream: 'rewards', partition: 'p1' } }).catch(
-      (e: unknown) => e,
-    );
+    const error = await fetcher({
+      url: `${base}/final${status}`,
+      cost: 0,
+      at: { stream: 'rewards', partition: 'p1' },
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FinalError);
     expect((error as FinalError).message).toContain(text);
     expect((error as FinalError).message).toContain('stream rewards, partition p1');
@@ -101,7 +109,10 @@ describe('fetcher', () => {
   });
 
   it('gives up after the retry count with a retryable error naming the request', async () => {
-    scripts.set('/down', Array.from({ length: 20 }, () => (_q: IncomingMessage, r: ServerResponse) => reply(r, 503, {})));
+    scripts.set(
+      '/down',
+      Array.from({ length: 20 }, () => (_q: IncomingMessage, r: ServerResponse) => reply(r, 503, {})),
+    );
     const few = createFetcher({ http, retries: 2, sleep: async () => {} });
     const error = await few({ url: `${base}/down`, cost: 0, at: {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RetryableError);

@@ -137,9 +137,10 @@ export function responseValidator(
   operation: string,
   status: number | string,
   document?: ApiDocument,
+  variant?: string,
 ): ResponseValidator {
   const op = findOperation(operation, document);
-  const cacheKey = `${op.document} ${op.key} ${status}`;
+  const cacheKey = `${op.document} ${op.key} ${status} ${variant ?? ''}`;
   const cached = validators.get(cacheKey);
   if (cached) return cached;
 
@@ -155,9 +156,12 @@ export function responseValidator(
   const pointer = ['paths', op.path, op.method.toLowerCase(), 'responses', String(status), 'content']
     .map(escapePointer)
     .join('/');
+  const contentType = escapePointer(jsonContentType(responses[String(status)]) as string);
   // The schema is referenced in place so its `#/components/...` refs resolve against its own document.
   const compiled: ValidateFunction = ajv.compile({
-    $ref: `${documentId(op.document)}#/${pointer}/${escapePointer(jsonContentType(responses[String(status)]) as string)}/schema`,
+    $ref: variant
+      ? `${documentId(op.document)}#/components/schemas/${variantOf(op, schema, variant)}`
+      : `${documentId(op.document)}#/${pointer}/${contentType}/schema`,
   });
   const validate: ResponseValidator = (body) => {
     const valid = compiled(body) as boolean;
@@ -165,6 +169,23 @@ export function responseValidator(
   };
   validators.set(cacheKey, validate);
   return validate;
+}
+
+/**
+ * Note: several responses are a `oneOf` of per-chain shapes (P-, X-, C-Chain lists). An empty page
+ * satisfies every branch, so `oneOf` rejects it; and a failing answer gets every branch's errors. A case
+ * that knows its chain names the branch (`variant`, a component schema name) and is checked against it.
+ */
+function variantOf(op: Operation, schema: unknown, variant: string): string {
+  const union = schema as { oneOf?: Json[]; anyOf?: Json[] };
+  const branches = (union.oneOf ?? union.anyOf ?? []).map((b) =>
+    String(b.$ref ?? '')
+      .split('/')
+      .pop(),
+  );
+  if (!branches.includes(variant))
+    throw new Error(`OpenAPI: ${op.key} has no response variant ${variant}; it has ${branches.join(', ')}`);
+  return variant;
 }
 
 function jsonContentType(response: Json | undefined): string | undefined {
@@ -175,7 +196,8 @@ function jsonContentType(response: Json | undefined): string | undefined {
 function jsonSchemaOf(response: Json | undefined): unknown {
   const type = jsonContentType(response);
   if (type === undefined) return undefined;
-  return ((response?.content as Record<string, Json>)[type] as Json).schema;
+  const content = response?.content as Record<string, Json>;
+  return content[type]?.schema;
 }
 
 /** A JSON pointer segment, URI-encoded for use in a `$ref` fragment (`{` and `}` are not URI characters). */
@@ -202,11 +224,17 @@ function describeErrors(errors: readonly ErrorObject[], body: unknown): string[]
           : e.keyword === 'additionalProperties'
             ? `has unexpected property "${(e.params as { additionalProperty: string }).additionalProperty}"`
             : (e.message ?? e.keyword);
-    const schemaPath = decodeURIComponent(e.schemaPath.replace(/^https:\/\/avalake\.test\/openapi\/\w+\.json/, ''));
-    lines.add(`${where}: ${detail} (value: ${excerpt(valueAt(body, e.instancePath))}) [schema ${schemaPath}]`);
+    const schemaPath = decodeURIComponent(
+      e.schemaPath.replace(/^https:\/\/avalake\.test\/openapi\/\w+\.json/, ''),
+    );
+    lines.add(
+      `${where}: ${detail} (value: ${excerpt(valueAt(body, e.instancePath))}) [schema ${schemaPath}]`,
+    );
   }
   const all = [...lines];
-  return all.length > MAX_ERRORS ? [...all.slice(0, MAX_ERRORS), `… and ${all.length - MAX_ERRORS} more`] : all;
+  return all.length > MAX_ERRORS
+    ? [...all.slice(0, MAX_ERRORS), `… and ${all.length - MAX_ERRORS} more`]
+    : all;
 }
 
 function valueAt(body: unknown, instancePath: string): unknown {

@@ -68,7 +68,9 @@ export function createPageTokens(seed: number, now: () => number): PageTokens {
       if (pageToken !== undefined) {
         const issued = tokens.get(pageToken);
         if (!issued)
-          throw badRequest(`pageToken "${pageToken}" is not valid: it was never issued or was discarded`);
+          throw badRequest(
+            `pageToken "${pageToken}" is not valid: it was never issued, or it expired (tokens live 24 hours) and was discarded; restart from the first page`,
+          );
         if (issued.query !== query)
           throw badRequest(
             `pageToken "${pageToken}" belongs to a different query; send it with the same parameters`,

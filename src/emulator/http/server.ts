@@ -140,6 +140,8 @@ export function createHttpServer(deps: ServerDeps): Server {
       // Faults come first, decided from the request line alone; a faulted request costs no CUs.
       const fault = deps.decideFault(`${req.method} ${req.url}`);
       if (fault && (fault.kind === 'status' || fault.kind === 'reset')) {
+        if (fault.kind === 'status')
+          deps.onRequest?.({ method: req.method ?? 'GET', path: req.url ?? '/', status: fault.status });
         sendFault(res, fault);
         return;
       }

@@ -3,7 +3,13 @@ import { badRequest, HttpError } from '../http/errors.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
 import { decodeHex, parseUnsignedWarpMessage } from '../warp.ts';
 import { evmChainsOf } from '../world/chains.ts';
-import { type Network, NETWORK_ID, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, parseNetwork } from '../world/networks.ts';
+import {
+  NETWORK_ID,
+  type Network,
+  PRIMARY_CHAINS,
+  PRIMARY_SUBNET_ID,
+  parseNetwork,
+} from '../world/networks.ts';
 
 /** A checked §4.19 request, with the defaults of its table applied. */
 export interface AggregationRequest {
@@ -35,7 +41,8 @@ export function parseAggregationRequest(ctx: RequestContext): AggregationRequest
     const v = b[name];
     if (v === undefined || v === null) return undefined;
     const bytes = typeof v === 'string' ? decodeHex(v) : undefined;
-    if (!bytes || bytes.length === 0) errors.push(`${name} must be a hex string (an optional 0x prefix is allowed)`);
+    if (!bytes || bytes.length === 0)
+      errors.push(`${name} must be a hex string (an optional 0x prefix is allowed)`);
     return bytes;
   };
   const percentage = (name: string, fallback: number): number => {
@@ -50,7 +57,8 @@ export function parseAggregationRequest(ctx: RequestContext): AggregationRequest
 
   const messageBytes = hexField('message');
   const justification = hexField('justification');
-  if (b.message == null && b.justification == null) errors.push('Either message or justification must be provided');
+  if (b.message == null && b.justification == null)
+    errors.push('Either message or justification must be provided');
   const quorumPercentage = percentage('quorumPercentage', 67);
   const quorumPercentageBuffer = percentage('quorumPercentageBuffer', 0);
   if (quorumPercentage + quorumPercentageBuffer > 100)
@@ -72,7 +80,9 @@ export function parseAggregationRequest(ctx: RequestContext): AggregationRequest
     const parsed = parseUnsignedWarpMessage(messageBytes);
     if (typeof parsed === 'string') errors.push(`message ${parsed}`);
     else if (parsed.networkId !== NETWORK_ID[network])
-      errors.push(`message is for network id ${parsed.networkId}, but ${network} is network id ${NETWORK_ID[network]}`);
+      errors.push(
+        `message is for network id ${parsed.networkId}, but ${network} is network id ${NETWORK_ID[network]}`,
+      );
     else message = parsed;
   }
   if (errors.length > 0) throw badRequest(...errors);
@@ -121,7 +131,10 @@ export const aggregateRoutes = defineRoutes([
     handle(ctx) {
       parseAggregationRequest(ctx);
       // The request is valid; producing BLS signatures is the next step of the emulator (see README).
-      throw new HttpError(503, 'Signature aggregation is not available from this emulator yet: the request is valid');
+      throw new HttpError(
+        503,
+        'Signature aggregation is not available from this emulator yet: the request is valid',
+      );
     },
   },
 ]);

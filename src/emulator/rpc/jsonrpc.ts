@@ -80,6 +80,7 @@ export function handleJsonRpc(
   // Go exports only upper-case methods and gorilla upper-cases the first letter; a name sent
   // upper-case already is not a method of the lowerCamel API.
   const method = /^[a-z]/.test(name) ? methods[r.method] : undefined;
+  if (!method && isNotification) return undefined;
   if (!method) return rpcError(RPC_CODES.server, `rpc: can't find method "${r.method}"`, id);
 
   let params: Record<string, unknown>;

@@ -1,11 +1,121 @@
+import { type EvmChainInfo, evmChainsOf } from '../chains.ts';
 import type { WorldBase } from '../index.ts';
+import { NETWORKS, type Network } from '../networks.ts';
+import { createWalletPool, type WalletPool } from './addresses.ts';
+import { createEvmChain, type EvmChain } from './evm-chain.ts';
+import { createIcmLedger, type IcmLedger } from './icm.ts';
+import type { TimeInterval } from './intervals.ts';
+import { EVM_PROFILES, type EvmProfile } from './profile.ts';
+import type { ChainMetric } from './stats.ts';
 
-/** The EVM chains of both networks, their blocks, transactions, transfers, NFTs, ICM messages and metrics. */
+export type { EvmChain } from './evm-chain.ts';
+export type { IcmLedger, IcmMessageRecord } from './icm.ts';
+export type { ChainMetric, DayStats } from './stats.ts';
+
+/** The metrics service recomputes this often; its points are as of the last refresh (`lastRun`). */
+export const METRICS_REFRESH_SECONDS = 600;
+export const metricsAsOf = (now: number): number =>
+  Math.floor(now / METRICS_REFRESH_SECONDS) * METRICS_REFRESH_SECONDS;
+
+/**
+ * The EVM chains of both networks, their blocks, transactions, transfers, NFTs, ICM messages and
+ * metrics: the ground truth of the EVM routes and the metrics service. Everything is computed on
+ * demand from (seed, clock); per-day statistics are memoized.
+ *
+ * For tests: `whale(network)` is the busiest address of a network (on every chain of it; at scale
+ * `large` it sends ≥ 10 million transactions on the C-Chain: `chain('43114').activity.sentCount`);
+ * `chain(id).dayStats(day, now).txCount` is a day's transaction count (day 0 starts at genesis).
+ */
 export interface EvmWorld {
-  readonly chainCount: number;
+  readonly profile: EvmProfile;
+  /** The EVM chains of a network (C-Chain first), or of both networks, mainnet first. */
+  chains(network?: Network): EvmChain[];
+  /** A chain by EVM chain id ("43114") or blockchain id (cb58); undefined if unknown. */
+  chain(id: string): EvmChain | undefined;
+  whale(network: Network): string;
+  /** The network's ordinary wallets (the whale not included). */
+  wallets(network: Network): string[];
+  icm(network: Network): IcmLedger;
+  /** The chains a metrics `chainId` covers: one chain, `mainnet`, `testnet` or `total`. */
+  metricChains(chainId: string): EvmChain[] | undefined;
+  /** A metric's value over several chains (sums; maxima for max*; a transaction-weighted avgGasPrice). */
+  metric(
+    chains: readonly EvmChain[],
+    metric: ChainMetric,
+    interval: TimeInterval,
+    t: number,
+    asOf: number,
+  ): number;
 }
 
 export function createEvmWorld(base: WorldBase): EvmWorld {
-  void base;
-  return { chainCount: 0 };
+  const profile = EVM_PROFILES[base.scale];
+  const pools = new Map<Network, WalletPool>();
+  const poolOf = (network: Network) => {
+    let pool = pools.get(network);
+    if (!pool) {
+      pool = createWalletPool(base.seed, network, profile.walletCount);
+      pools.set(network, pool);
+    }
+    return pool;
+  };
+  const chainsByNetwork = new Map<Network, EvmChain[]>();
+  const chainsOf = (network: Network): EvmChain[] => {
+    let chains = chainsByNetwork.get(network);
+    if (!chains) {
+      chains = evmChainsOf(base.seed, network).map((info: EvmChainInfo) =>
+        createEvmChain({ base, info, profile, pool: poolOf(network) }),
+      );
+      chainsByNetwork.set(network, chains);
+    }
+    return chains;
+  };
+  const ledgers = new Map<Network, IcmLedger>();
+  const all = () => NETWORKS.flatMap(chainsOf);
+
+  return {
+    profile,
+    chains: (network) => (network ? chainsOf(network) : all()),
+    chain: (id) => all().find((c) => c.info.evmChainId === id || c.info.blockchainId === id),
+    whale: (network) => {
+      const pool = poolOf(network);
+      return pool.addressOf(pool.whaleIndex);
+    },
+    wallets: (network) => {
+      const pool = poolOf(network);
+      return Array.from({ length: pool.size }, (_, i) => pool.addressOf(i));
+    },
+    icm(network) {
+      let ledger = ledgers.get(network);
+      if (!ledger) {
+        ledger = createIcmLedger({
+          seed: base.seed,
+          network,
+          genesis: base.genesis,
+          intervalSeconds: profile.icmIntervalSeconds,
+          pool: poolOf(network),
+          chains: chainsOf(network).map((c) => c.core),
+        });
+        ledgers.set(network, ledger);
+      }
+      return ledger;
+    },
+    metricChains(chainId) {
+      if (chainId === 'total') return all();
+      if (chainId === 'mainnet') return chainsOf('mainnet');
+      if (chainId === 'testnet') return chainsOf('fuji');
+      const chain = all().find((c) => c.info.evmChainId === chainId);
+      return chain ? [chain] : undefined;
+    },
+    metric(chains, metric, interval, t, asOf) {
+      const values = chains.map((c) => c.stats.value(metric, interval, t, asOf));
+      if (metric.startsWith('max')) return Math.max(0, ...values);
+      if (metric === 'avgGasPrice') {
+        const counts = chains.map((c) => c.stats.value('txCount', 'day', t, asOf));
+        const total = counts.reduce((a, b) => a + b, 0);
+        return total === 0 ? 0 : values.reduce((acc, v, i) => acc + v * (counts[i] as number), 0) / total;
+      }
+      return values.reduce((a, b) => a + b, 0);
+    },
+  };
 }

@@ -1,0 +1,64 @@
+import { bech32AddressOf, cb58Encode, evmAddressOf, hex0x, nodeIdOf } from '../../encoding.ts';
+import { digest, rng } from '../../rng.ts';
+import type { Network } from '../networks.ts';
+
+/** A wallet of the pool: one key, seen as a bech32 address on P/X and an EVM address on the C-Chain. */
+export interface Wallet {
+  index: number;
+  address: string;
+  evmAddress: string;
+}
+
+/** A node of the primary network with its BLS key (random bytes of the right sizes, not a real key). */
+export interface NodeInfo {
+  index: number;
+  nodeId: string;
+  publicKey: string;
+  proofOfPossession: string;
+  /** The wallet that stakes and receives this node's validation rewards and fees. */
+  owner: string;
+  feePpm: number;
+  uptime: string;
+  /** Seconds after genesis at which the node first stakes. */
+  joinOffset: number;
+  /** Validators registered before Durango use AddValidatorTx; the rest are permissionless. */
+  legacyTx: boolean;
+}
+
+export function createWallets(seed: number, network: Network, count: number): Wallet[] {
+  return Array.from({ length: count }, (_, index) => {
+    const key = digest(seed, network, 'wallet', index).subarray(0, 20);
+    return {
+      index,
+      address: bech32AddressOf(network, key),
+      evmAddress: evmAddressOf(digest(seed, network, 'wallet-evm', index).subarray(0, 20)),
+    };
+  });
+}
+
+export function createNodes(
+  seed: number,
+  network: Network,
+  count: number,
+  wallets: readonly Wallet[],
+): NodeInfo[] {
+  return Array.from({ length: count }, (_, index) => {
+    const r = rng(seed, network, 'node', index);
+    const nodeId = nodeIdOf(digest(seed, network, 'node-id', index).subarray(0, 20));
+    return {
+      index,
+      nodeId,
+      publicKey: hex0x(r.bytes(48)),
+      proofOfPossession: hex0x(r.bytes(96)),
+      owner: (wallets[index % wallets.length] as Wallet).address,
+      feePpm: r.pick([20_000, 20_000, 30_000, 50_000, 100_000]),
+      uptime: (95 + r.float() * 5).toFixed(4),
+      // Most nodes stake in the first days; a few join later so re-staking and joins both show.
+      joinOffset: r.chance(0.8) ? r.int(0, 3 * 86_400) : r.int(3 * 86_400, 12 * 86_400),
+      legacyTx: index % 5 === 0,
+    };
+  });
+}
+
+/** A deterministic cb58 id of the world (transactions, blocks, UTXOs). */
+export const idOf = (seed: number, ...key: (string | number)[]): string => cb58Encode(digest(seed, ...key));

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+/** The real services; a pipeline names other URLs to point at the emulator or a private node. */
+export const DEFAULT_URLS = {
+  data: 'https://data-api.avax.network',
+  metrics: 'https://metrics.avax.network',
+  node: 'https://api.avax.network',
+} as const;
+
+const bech32Address = z
+  .string()
+  .regex(
+    /^([PX]-)?(avax|fuji)1[02-9ac-hj-np-z]{38}$/,
+    'a P-/X-Chain address like "avax1…" or "P-fuji1…" (bech32)',
+  );
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address: 0x followed by 40 hex digits');
+const nodeId = z.string().regex(/^NodeID-[1-9A-HJ-NP-Za-km-z]{20,40}$/, 'a node id like "NodeID-…" (cb58)');
+const cb58Id = z
+  .string()
+  .regex(/^[1-9A-HJ-NP-Za-km-z]{40,60}$/, 'a cb58 id such as a subnet or blockchain id');
+const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL such as "http://127.0.0.1:8080"' });
+
+export const METRIC_NAMES = [
+  'activeAddresses',
+  'activeSenders',
+  'cumulativeTxCount',
+  'cumulativeAddresses',
+  'cumulativeContracts',
+  'cumulativeDeployers',
+  'contracts',
+  'deployers',
+  'gasUsed',
+  'txCount',
+  'avgGps',
+  'maxGps',
+  'avgTps',
+  'maxTps',
+  'avgGasPrice',
+  'maxGasPrice',
+  'feesPaid',
+] as const;
+export const METRIC_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+
+/** A pipeline file (`pipelines/*.json`): what to mirror, from where, and how hard to pull. */
+export const PipelineSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('Path of the JSON Schema, for editors'),
+    name: z.string().min(1).optional().describe('Defaults to the file name'),
+    network: z
+      .enum(['mainnet', 'fuji', 'testnet'])
+      .describe('The Avalanche network; testnet is an alias of fuji'),
+    urls: z
+      .strictObject({
+        data: httpUrl.default(DEFAULT_URLS.data).describe('Data API base URL'),
+        metrics: httpUrl.default(DEFAULT_URLS.metrics).describe('Metrics API base URL'),
+        node: httpUrl
+          .default(DEFAULT_URLS.node)
+          .describe('Node base URL; the P-Chain RPC is {node}/ext/bc/P'),
+      })
+      .prefault({}),
+    primary: z
+      .strictObject({
+        addresses: z
+          .array(bech32Address)
+          .default([])
+          .describe('P-/X-Chain addresses: rewards, UTXOs, transactions'),
+        nodeIds: z.array(nodeId).default([]).describe('Validators: rewards, delegators, proposed blocks'),
+        subnets: z.array(cb58Id).default([]).describe('Subnets whose validators are snapshotted'),
+      })
+      .prefault({}),
+    evm: z
+      .strictObject({
+        chains: z.array(z.string().regex(/^\d+$/, 'an EVM chain id such as "43114"')).default([]),
+        addresses: z
+          .array(evmAddress)
+          .default([])
+          .describe('Wallets whose transfers and balances are mirrored'),
+        collections: z.array(evmAddress).default([]).describe('NFT collections whose tokens are mirrored'),
+      })
+      .prefault({}),
+    icm: z.strictObject({ addresses: z.array(evmAddress).default([]) }).prefault({}),
+    metrics: z
+      .strictObject({
+        chains: z
+          .array(
+            z.string().regex(/^(\d+|total|mainnet|testnet)$/, 'an EVM chain id, total, mainnet or testnet'),
+          )
+          .default([]),
+        metrics: z.array(z.enum(METRIC_NAMES)).default([...METRIC_NAMES]),
+        intervals: z.array(z.enum(METRIC_INTERVALS)).default(['day']),
+      })
+      .prefault({}),
+    streams: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Streams to run; all that the pipeline feeds when absent'),
+    start: z.iso
+      .date({ error: 'a date such as "2026-01-31"' })
+      .optional()
+      .describe('Where history starts for cursor and time-series streams (UTC date)'),
+    pageSize: z
+      .record(z.string(), z.int().positive())
+      .default({})
+      .describe('Per-stream page size; default the maximum'),
+    concurrency: z.int().min(1).max(32).default(4).describe('Partitions fetched at once'),
+    flush: z
+      .strictObject({
+        rows: z.int().positive().default(50_000),
+        bytes: z
+          .int()
+          .positive()
+          .default(64 * 1024 * 1024),
+        seconds: z.number().positive().default(60),
+      })
+      .prefault({}),
+  })
+  .transform((p) => ({ ...p, network: p.network === 'testnet' ? ('fuji' as const) : p.network }));
+
+export type Pipeline = z.output<typeof PipelineSchema>;
+export type PipelineInput = z.input<typeof PipelineSchema>;

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/**
+ * The fsync discipline the commit protocol rests on: a file's bytes are durable after fsync(file), its
+ * name after fsync(directory). Every write that must survive power loss goes through here.
+ */
+
+/** Creates `path` (it must not exist), writes `bytes` and fsyncs the file. */
+export async function writeDurable(path: string, bytes: Uint8Array): Promise<void> {
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes a directory's entries (creates, renames, deletes) durable. */
+export async function fsyncDir(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Replaces `path` atomically: tmp + fsync + rename + fsync(dir). Readers see the old or the new file. */
+export async function replaceDurable(path: string, bytes: Uint8Array): Promise<void> {
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeDurable(tmp, bytes);
+  await rename(tmp, path);
+  await fsyncDir(dirname(path));
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** sha256 of a file, streamed so a large file does not sit in memory. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  const handle = await open(path, 'r');
+  try {
+    for await (const chunk of handle.createReadStream()) hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
+  return hash.digest('hex');
+}
+
+/** mkdir -p whose new entries survive power loss: each created folder's parent is fsynced. */
+export async function mkdirDurable(path: string, known?: Set<string>): Promise<void> {
+  if (known?.has(path)) return;
+  try {
+    await mkdir(path);
+    await fsyncDir(dirname(path));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') {
+      await mkdirDurable(dirname(path), known);
+      await mkdirDurable(path, known);
+    } else if (code !== 'EEXIST') throw error;
+  }
+  known?.add(path);
+}

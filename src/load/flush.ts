@@ -1,0 +1,238 @@
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
+import { BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
+import { columnsOf } from './columns.ts';
+import type { Checkpoint, CommitLog, CommitRecord, CommittedFile } from './commit.ts';
+import { mkdirDurable } from './durable.ts';
+import { RecordTypeError } from './errors.ts';
+import {
+  type FileTable,
+  type LakePaths,
+  lakeRelativePath,
+  type Partition,
+  stagedFileName,
+} from './layout.ts';
+import { writeParquetFile } from './parquet.ts';
+import { rejectSchema } from './rejects.ts';
+
+/** A staged file is cut at this many buffered bytes even before BATCH_ROWS rows. */
+export const BATCH_BYTES = 64 * 1024 * 1024;
+/** How often (in rows) the byte size of the buffers is checked. */
+const BYTES_CHECK_ROWS = 1024;
+
+/** A record that could not be stored, kept verbatim with why. */
+export interface Reject {
+  /** The record's JSON text as received. */
+  raw: string;
+  reason: string;
+}
+
+/**
+ * One flush of one partition: records and rejects go to staged Parquet files (cut every BATCH_ROWS rows,
+ * so memory stays bounded however many rows a flush holds); `commit` makes them visible with the
+ * checkpoint after them, `abort` drops them. Calls must not overlap: await each before the next.
+ */
+export interface Flush {
+  readonly stream: string;
+  readonly partition: Partition;
+  readonly seq: number;
+  /** Rows accepted so far. */
+  readonly rows: number;
+  /** Rejects so far (records whose values did not fit their columns, and those passed to `reject`). */
+  readonly rejected: number;
+  /**
+   * Appends records (already checked by the stream's zod schema). A value that does not fit its column
+   * turns its record into a reject instead of failing the flush.
+   */
+  append(records: Iterable<object>, extractedAt?: number | Date): Promise<void>;
+  reject(rejects: Iterable<Reject>, extractedAt?: number | Date): Promise<void>;
+  /** Commits everything appended with `checkpoint`; nothing of it is visible before, all of it after. */
+  commit(checkpoint: Checkpoint | null): Promise<CommitRecord>;
+  /** Deletes the staged files; the partition's checkpoint stays where it was. */
+  abort(): Promise<void>;
+}
+
+export interface FlushArgs {
+  paths: LakePaths;
+  log: CommitLog;
+  stream: string;
+  partition: Partition;
+  runId: string;
+  /** The stream's record schema (a z.object). */
+  schema: z.ZodType;
+  /** Called once the flush is committed or aborted. */
+  onDone: () => void;
+}
+
+interface Table {
+  name: FileTable;
+  builder: RecordBatchBuilder;
+}
+
+export function createFlush(args: FlushArgs): Flush {
+  const { paths, log, stream, partition, runId } = args;
+  const seq = log.allocateSeq(stream);
+  const stagingDir = paths.stagingDir(stream);
+  const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
+  // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
+  const lineageKeys = Object.keys(partition).filter((k) => !recordNames.has(k));
+  const data: Table = {
+    name: 'data',
+    builder: createRecordBatchBuilder(args.schema, lineageFields(lineageKeys)),
+  };
+  const rejects: Table = {
+    name: 'rejects',
+    builder: createRecordBatchBuilder(rejectSchema, lineageFields(['network'])),
+  };
+  /** Files written to staging so far, numbered in order across both tables. */
+  const staged: CommittedFile[] = [];
+  let state: 'open' | 'busy' | 'failed' | 'done' = 'open';
+  let rows = 0;
+  let rejected = 0;
+  let stagingReady = false;
+
+  const lineage = (extractedAt: number | Date | undefined) => ({
+    ...partition,
+    [RUN_ID]: runId,
+    [EXTRACTED_AT]: extractedAt ?? Date.now(),
+  });
+
+  const stage = async (table: Table) => {
+    if (table.builder.rows === 0) return;
+    if (!stagingReady) {
+      await mkdirDurable(stagingDir);
+      stagingReady = true;
+    }
+    const n = staged.length;
+    const name = stagedFileName(table.name, seq, n);
+    const written = await writeParquetFile(join(stagingDir, name), table.builder.finish());
+    staged.push({
+      path: lakeRelativePath(stream, partition, table.name, seq, n),
+      staged: name,
+      table: table.name,
+      ...written,
+    });
+  };
+
+  // Synchronous, so the per-record path awaits only when a file is actually cut.
+  const isFull = ({ builder: b }: Table) =>
+    b.rows >= BATCH_ROWS || (b.rows % BYTES_CHECK_ROWS === 0 && b.byteLength() >= BATCH_BYTES);
+
+  const addReject = async (reject: Reject, extra: object) => {
+    rejects.builder.append({ ...reject, stream, partition }, extra);
+    rejected++;
+    if (isFull(rejects)) await stage(rejects);
+  };
+
+  /**
+   * Runs one call at a time. A failure other than a rejected record may have lost buffered rows (a batch
+   * taken from the builder but not staged), so the flush then only allows `abort`.
+   */
+  const exclusive = async <T>(what: string, body: () => Promise<T>): Promise<T> => {
+    if (state !== 'open' && !(state === 'failed' && what === 'abort')) {
+      const why = {
+        busy: 'another call is running',
+        failed: 'an earlier call failed',
+        done: 'it is finished',
+      };
+      throw new Error(`flush ${stream} #${seq}: cannot ${what}, ${why[state as keyof typeof why]}`);
+    }
+    state = 'busy';
+    try {
+      const result = await body();
+      if (state === 'busy') state = 'open';
+      return result;
+    } catch (error) {
+      if (state === 'busy') state = 'failed';
+      throw error;
+    }
+  };
+
+  const finish = () => {
+    state = 'done';
+    args.onDone();
+  };
+
+  const removeStaged = async () => {
+    for (const file of staged) {
+      await unlink(join(stagingDir, file.staged)).catch(() => undefined);
+    }
+  };
+
+  return {
+    stream,
+    partition,
+    seq,
+    get rows() {
+      return rows;
+    },
+    get rejected() {
+      return rejected;
+    },
+
+    append: (records, extractedAt) =>
+      exclusive('append', async () => {
+        const extra = lineage(extractedAt);
+        for (const record of records) {
+          try {
+            data.builder.append(record, extra);
+          } catch (error) {
+            if (!(error instanceof RecordTypeError)) throw error;
+            await addReject({ raw: JSON.stringify(record, bigintToString), reason: error.message }, extra);
+            continue;
+          }
+          rows++;
+          if (isFull(data)) await stage(data);
+        }
+      }),
+
+    reject: (items, extractedAt) =>
+      exclusive('reject', async () => {
+        const extra = lineage(extractedAt);
+        for (const item of items) await addReject(item, extra);
+      }),
+
+    commit: (checkpoint) =>
+      exclusive('commit', async () => {
+        const record: CommitRecord = {
+          format: 1,
+          stream,
+          seq,
+          partition: { ...partition },
+          runId,
+          committedAt: new Date().toISOString(),
+          files: [],
+          checkpoint: JSON.parse(JSON.stringify(checkpoint)),
+        };
+        try {
+          await stage(data);
+          await stage(rejects);
+        } catch (error) {
+          await removeStaged();
+          finish();
+          throw error;
+        }
+        record.files = staged;
+        // A failure from here leaves either no commit (the staged files are discarded at the next start)
+        // or a durable one (its files are rolled forward): never half. Either way this flush is over.
+        try {
+          await log.commit(record);
+        } finally {
+          finish();
+        }
+        return record;
+      }),
+
+    abort: () =>
+      exclusive('abort', async () => {
+        await removeStaged();
+        finish();
+      }),
+  };
+}
+
+function bigintToString(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}

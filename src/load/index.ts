@@ -1,0 +1,17 @@
+export { arrowSchemaOf, BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
+export { LakeSchemaError } from './columns.ts';
+export type { Checkpoint, CommitRecord, CommittedFile, RecoveryReport } from './commit.ts';
+export { LakeCorruptError, RecordTypeError } from './errors.ts';
+export type { Flush, Reject } from './flush.ts';
+export { type Lake, type OpenLakeOptions, openLake } from './lake.ts';
+export { FOLDER_KEYS, type Partition } from './layout.ts';
+export {
+  acquireLock,
+  type DataDirLock,
+  LockHeldError,
+  type LockHolder,
+  type LockOptions,
+  readLockHolder,
+} from './lock.ts';
+export { encodeParquet, writeParquetFile } from './parquet.ts';
+export { rejectSchema } from './rejects.ts';

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fsyncDir, writeDurable } from './durable.ts';
+
+/** Who holds a data directory: written into the lock file, shown when another run finds it taken. */
+export interface LockHolder {
+  pid: number;
+  hostname: string;
+  /** ISO time the lock was taken. */
+  since: string;
+  command: string;
+  /** Linux boot id: a lock from before a reboot is stale whatever its pid now names. */
+  bootId?: string;
+  /** Tells our own lock from a later one with a reused pid. */
+  token: string;
+}
+
+/** Another live run holds the data directory. The CLI exits with `exitCode` (75, EX_TEMPFAIL). */
+export class LockHeldError extends Error {
+  override name = 'LockHeldError';
+  readonly exitCode = 75;
+  constructor(
+    readonly lockFile: string,
+    readonly holder: LockHolder,
+  ) {
+    super(
+      `another avalake run holds ${lockFile}: pid ${holder.pid} on ${holder.hostname} since ${holder.since}` +
+        ` (${holder.command || 'unknown command'}); let it finish, or pass --wait to queue behind it`,
+    );
+  }
+}
+
+export interface DataDirLock {
+  readonly path: string;
+  readonly holder: LockHolder;
+  /** Removes the lock file if it is still ours. */
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  /** Poll until the lock is free instead of failing with LockHeldError. */
+  wait?: boolean;
+  pollMs?: number;
+  /** With `wait`: give up after this long with LockHeldError. Default: wait for ever. */
+  timeoutMs?: number;
+  /** Shown to a run that finds the lock taken, e.g. "avalake run pipelines/demo.json". */
+  command?: string;
+  /** Called once when `wait` starts waiting, e.g. to log who is ahead. */
+  onWait?: (holder: LockHolder) => void;
+}
+
+const DEFAULT_POLL_MS = 1000;
+
+/**
+ * Takes the lock file `path`. The file appears complete or not at all (written aside, then hard-linked
+ * into place, which fails if it exists), so a reader never sees a half-written holder. A holder whose
+ * process is gone (same host: pid not alive, or the machine rebooted since) is stale and taken over.
+ */
+export async function acquireLock(path: string, options: LockOptions = {}): Promise<DataDirLock> {
+  const me: LockHolder = {
+    pid: process.pid,
+    hostname: hostname(),
+    since: new Date().toISOString(),
+    command: options.command ?? process.argv.slice(1).join(' '),
+    bootId: await currentBootId(),
+    token: randomBytes(8).toString('hex'),
+  };
+  const started = Date.now();
+  let waiting = false;
+  for (;;) {
+    const holder = await tryLock(path, me);
+    if (!holder) return lockHandle(path, me);
+    const timedOut = options.timeoutMs !== undefined && Date.now() - started >= options.timeoutMs;
+    if (!options.wait || timedOut) throw new LockHeldError(path, holder);
+    if (!waiting) options.onWait?.(holder);
+    waiting = true;
+    await sleep(options.pollMs ?? DEFAULT_POLL_MS);
+  }
+}
+
+/** The current holder of `path` if any (stale or not), for status commands. */
+export async function readLockHolder(path: string): Promise<LockHolder | undefined> {
+  return (await readHolder(path))?.holder;
+}
+
+/** undefined when we now hold the lock, else the live holder. */
+async function tryLock(path: string, me: LockHolder): Promise<LockHolder | undefined> {
+  const tmp = `${path}.${me.pid}.${me.token}`;
+  await writeDurable(tmp, Buffer.from(`${JSON.stringify(me)}\n`));
+  try {
+    for (;;) {
+      try {
+        await link(tmp, path);
+        await fsyncDir(dirname(path));
+        return undefined;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const current = await readHolder(path);
+      if (!current) continue; // released between our link and read: try again
+      if (current.holder && (await isAlive(current.holder))) return current.holder;
+      await removeStale(path, current.text);
+    }
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/**
+ * Moves the stale lock aside, then checks that what moved is what was judged stale: if a third run took
+ * the lock in between, its file is put back instead of deleted.
+ */
+async function removeStale(path: string, staleText: string): Promise<void> {
+  const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await rename(path, aside);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => '');
+  if (moved !== staleText) await link(aside, path).catch(() => undefined);
+  await unlink(aside);
+}
+
+async function readHolder(path: string): Promise<{ text: string; holder?: LockHolder } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const holder = JSON.parse(text) as LockHolder;
+    return typeof holder.pid === 'number' ? { text, holder } : { text };
+  } catch {
+    // Not written by acquireLock (which links complete files only): treat as stale.
+    return { text };
+  }
+}
+
+async function isAlive(holder: LockHolder): Promise<boolean> {
+  // Note: a pid on another host cannot be checked; such a lock must be removed by hand.
+  if (holder.hostname !== hostname()) return true;
+  const bootId = await currentBootId();
+  if (holder.bootId && bootId && holder.bootId !== bootId) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function currentBootId(): Promise<string | undefined> {
+  try {
+    return (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function lockHandle(path: string, me: LockHolder): DataDirLock {
+  let released = false;
+  return {
+    path,
+    holder: me,
+    async release() {
+      if (released) return;
+      released = true;
+      const current = await readHolder(path);
+      if (current?.holder?.token === me.token) {
+        await unlink(path);
+        await fsyncDir(dirname(path));
+      }
+    },
+  };
+}

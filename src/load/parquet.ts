@@ -1,0 +1,41 @@
+import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
+import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
+import { sha256Hex, writeDurable } from './durable.ts';
+
+/** One row group per batch-sized write: readers prune by row-group statistics. */
+const ROW_GROUP_ROWS = 50_000;
+
+/** What a written Parquet file is, as the commit record names it. */
+export interface WrittenFile {
+  rows: number;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Encodes batches as one zstd Parquet file in memory. parquet-wasm's linear memory never shrinks, so callers
+ * pass at most a few tens of thousands of rows per call (BATCH_ROWS); larger runs become more files.
+ */
+export function encodeParquet(batches: RecordBatch | RecordBatch[]): Uint8Array {
+  const list = Array.isArray(batches) ? batches : [batches];
+  if (list.length === 0) throw new Error('encodeParquet: no batches');
+  const ipc = tableToIPC(new Table(list), 'stream');
+  // Both arguments are consumed (freed) by writeParquet.
+  const properties = new WriterPropertiesBuilder()
+    .setCompression(Compression.ZSTD)
+    .setMaxRowGroupSize(ROW_GROUP_ROWS)
+    .setCreatedBy('avalake')
+    .build();
+  return writeParquet(WasmTable.fromIPCStream(ipc), properties);
+}
+
+/** Writes a new Parquet file at `path` (which must not exist) and fsyncs it; the caller fsyncs the folder. */
+export async function writeParquetFile(
+  path: string,
+  batches: RecordBatch | RecordBatch[],
+): Promise<WrittenFile> {
+  const list = Array.isArray(batches) ? batches : [batches];
+  const bytes = encodeParquet(list);
+  await writeDurable(path, bytes);
+  return { rows: list.reduce((n, b) => n + b.numRows, 0), bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+}

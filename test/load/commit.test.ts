@@ -1,0 +1,251 @@
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createRecordBatchBuilder } from '../../src/load/arrow.ts';
+import { LakeCorruptError } from '../../src/load/errors.ts';
+import { type Lake, openLake } from '../../src/load/lake.ts';
+import { writeParquetFile } from '../../src/load/parquet.ts';
+import { lake } from '../../src/schemas/lake.ts';
+import { query } from './duck.ts';
+
+const schema = z.object({ id: lake.int64(), amount: lake.amount(), address: z.string() });
+const STREAM = 'transfers';
+const partition = { network: 'fuji', chain: '43113', address: '0xabc' };
+const rowsFrom = (start: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({
+    id: start + i,
+    amount: `${(start + i) * 10}`,
+    address: '0xabc',
+  }));
+
+let dataDir: string;
+const open: Lake[] = [];
+
+async function openTest(): Promise<Lake> {
+  const l = await openLake({ dataDir, runId: 'test-run' });
+  open.push(l);
+  return l;
+}
+
+async function commitRows(l: Lake, start: number, count: number, extra?: () => Promise<void>) {
+  const flush = l.begin({ stream: STREAM, partition, schema });
+  await flush.append(rowsFrom(start, count));
+  await extra?.();
+  return flush.commit({ nextId: start + count });
+}
+
+const lakeGlob = () => `read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet', hive_partitioning = true)`;
+const ids = async () =>
+  (await query(`select id::integer as id from ${lakeGlob()} order by id`)).map((r) => r.id as number);
+const stagingDir = () => join(dataDir, 'lake', '_staging', STREAM);
+const lakeFile = (path: string) => join(dataDir, 'lake', ...path.split('/'));
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'avalake-commit-'));
+});
+
+afterEach(async () => {
+  for (const l of open.splice(0)) await l.close().catch(() => undefined);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('commit', () => {
+  it('makes files visible only with their checkpoint, in the documented layout', async () => {
+    const l = await openTest();
+    expect(l.readCheckpoint(STREAM, partition)).toBeUndefined();
+    const flush = l.begin({ stream: STREAM, partition, schema });
+    await flush.append(rowsFrom(0, 10));
+    expect(l.readCheckpoint(STREAM, partition)).toBeUndefined();
+    const record = await flush.commit({ nextId: 10, pageToken: 'abc' });
+
+    expect(record.seq).toBe(1);
+    expect(record.files).toEqual([
+      expect.objectContaining({
+        path: 'transfers/network=fuji/chain=43113/part-0000000001-0.parquet',
+        rows: 10,
+      }),
+    ]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 10, pageToken: 'abc' });
+    expect(await ids()).toEqual(rowsFrom(0, 10).map((r) => r.id));
+    expect(await readdir(stagingDir())).toEqual([]);
+    const [row] = await query(`select network, chain, address, _run_id from ${lakeGlob()} limit 1`);
+    expect(row).toEqual({ network: 'fuji', chain: '43113', address: '0xabc', _run_id: 'test-run' });
+  });
+
+  it('numbers commits per stream, monotonically, across reopenings and aborts', async () => {
+    let l = await openTest();
+    await commitRows(l, 0, 3);
+    const aborted = l.begin({ stream: STREAM, partition, schema });
+    await aborted.append(rowsFrom(3, 3));
+    await aborted.abort();
+    expect((await commitRows(l, 3, 3)).seq).toBe(3);
+    await l.close();
+    l = await openTest();
+    expect((await commitRows(l, 6, 1)).seq).toBe(4);
+    const other = l.begin({
+      stream: 'blocks',
+      partition: { network: 'fuji' },
+      schema: z.object({ h: lake.int64() }),
+    });
+    expect(other.seq).toBe(1);
+    await other.abort();
+    expect(await ids()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 7 });
+  });
+
+  it('refuses a second open flush of the same partition', async () => {
+    const l = await openTest();
+    const flush = l.begin({ stream: STREAM, partition, schema });
+    expect(() => l.begin({ stream: STREAM, partition: { ...partition }, schema })).toThrow(/already open/);
+    await flush.abort();
+    await l.begin({ stream: STREAM, partition, schema }).abort();
+  });
+
+  it('commits a checkpoint without rows', async () => {
+    const l = await openTest();
+    const flush = l.begin({ stream: STREAM, partition, schema });
+    const record = await flush.commit({ cursor: 42 });
+    expect(record.files).toEqual([]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ cursor: 42 });
+  });
+
+  it('puts records that do not fit, and explicit rejects, into the rejects table of the same commit', async () => {
+    const l = await openTest();
+    const flush = l.begin({ stream: STREAM, partition, schema });
+    await flush.append([...rowsFrom(0, 2), { id: 2, amount: '2.5', address: '0xabc' }, ...rowsFrom(3, 1)]);
+    await flush.reject([{ raw: '{"id":"bad"}', reason: 'id: expected number' }]);
+    expect([flush.rows, flush.rejected]).toEqual([3, 2]);
+    const record = await flush.commit({ nextId: 4 });
+    expect(record.files.map((f) => [f.table, f.path, f.rows])).toEqual([
+      ['data', 'transfers/network=fuji/chain=43113/part-0000000001-0.parquet', 3],
+      ['rejects', '_rejects/stream=transfers/network=fuji/part-0000000001-1.parquet', 2],
+    ]);
+    expect(await ids()).toEqual([0, 1, 3]);
+    const rejects = await query(
+      `select stream, network, raw, reason, partition from read_parquet('${dataDir}/lake/_rejects/**/*.parquet', hive_partitioning = true) order by raw`,
+    );
+    expect(rejects).toEqual([
+      {
+        stream: 'transfers',
+        network: 'fuji',
+        raw: '{"id":"bad"}',
+        reason: 'id: expected number',
+        partition: JSON.stringify(partition),
+      },
+      {
+        stream: 'transfers',
+        network: 'fuji',
+        raw: '{"id":2,"amount":"2.5","address":"0xabc"}',
+        reason: expect.stringContaining('column amount'),
+        partition: JSON.stringify(partition),
+      },
+    ]);
+  });
+
+  it('writes rejects alone without moving the checkpoint', async () => {
+    const l = await openTest();
+    const first = await l.writeRejects(STREAM, partition, [{ raw: 'x', reason: 'r' }]);
+    expect(first.checkpoint).toBeNull();
+    expect(l.readCheckpoint(STREAM, partition)).toBeUndefined();
+    await commitRows(l, 0, 1);
+    await l.writeRejects(STREAM, partition, [{ raw: 'y', reason: 'r' }]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 1 });
+  });
+});
+
+describe('recovery', () => {
+  it('discards staged files that no commit names (crash after the staging write)', async () => {
+    let l = await openTest();
+    await commitRows(l, 0, 5);
+    await l.close();
+    // What a flush leaves when killed after writing its staged file, before its commit record.
+    const builder = createRecordBatchBuilder(schema);
+    for (const r of rowsFrom(5, 5)) builder.append(r);
+    await writeParquetFile(join(stagingDir(), 'part-0000000002-0.parquet'), builder.finish());
+    await writeFile(join(dataDir, 'lake', '_commits', STREAM, '0000000002.json.tmp-99999'), '{"half":');
+
+    l = await openTest();
+    expect(l.recovery).toEqual({
+      rolledForward: [],
+      discarded: ['_staging/transfers/part-0000000002-0.parquet'],
+    });
+    expect(await readdir(stagingDir())).toEqual([]);
+    expect(await readdir(join(dataDir, 'lake', '_commits', STREAM))).toEqual(['0000000001.json']);
+    expect(await ids()).toEqual([0, 1, 2, 3, 4]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 5 });
+    expect((await commitRows(l, 5, 1)).seq).toBe(2);
+  });
+
+  it('rolls committed files forward (crash after the commit record, before the renames)', async () => {
+    let l = await openTest();
+    const record = await commitRows(l, 0, 5);
+    await l.close();
+    for (const f of record.files) await rename(lakeFile(f.path), join(stagingDir(), f.staged));
+    await expect(ids()).rejects.toThrow(/No files found/);
+
+    l = await openTest();
+    expect(l.recovery.rolledForward).toEqual(record.files.map((f) => f.path));
+    expect(await ids()).toEqual([0, 1, 2, 3, 4]);
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 5 });
+  });
+
+  it('finishes a half-done move (crash between two renames)', async () => {
+    let l = await openTest();
+    const record = await commitRows(l, 0, 4, async () => undefined);
+    const withRejects = l.begin({ stream: STREAM, partition, schema });
+    await withRejects.append(rowsFrom(4, 2));
+    await withRejects.reject([{ raw: 'r', reason: 'x' }]);
+    const second = await withRejects.commit({ nextId: 6 });
+    expect(second.files).toHaveLength(2);
+    await l.close();
+    const moved = second.files[1];
+    if (!moved) throw new Error('unreachable');
+    await rename(lakeFile(moved.path), join(stagingDir(), moved.staged));
+
+    l = await openTest();
+    expect(l.recovery.rolledForward).toEqual([moved.path]);
+    expect(await ids()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(record.seq).toBe(1);
+  });
+
+  it('refuses a staged file whose hash differs from its commit record, and deletes nothing', async () => {
+    let l = await openTest();
+    const record = await commitRows(l, 0, 3);
+    await l.close();
+    const file = record.files[0];
+    if (!file) throw new Error('unreachable');
+    const staged = join(stagingDir(), file.staged);
+    await rename(lakeFile(file.path), staged);
+    const bytes = await readFile(staged);
+    const at = bytes.length - 100;
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 0xff, at);
+    await writeFile(staged, bytes);
+
+    await expect(openLake({ dataDir })).rejects.toThrow(LakeCorruptError);
+    expect(await readdir(stagingDir())).toEqual([file.staged]);
+    l = await openLake({ dataDir, lock: { wait: false } }).catch((e) => e);
+    expect(l).toBeInstanceOf(LakeCorruptError); // the failed open released its lock
+  });
+
+  it('refuses a lake whose newest commit names a missing file', async () => {
+    const l = await openTest();
+    const record = await commitRows(l, 0, 3);
+    await l.close();
+    await unlink(lakeFile(record.files[0]?.path ?? ''));
+    await expect(openLake({ dataDir })).rejects.toThrow(/names transfers\/network=fuji.*no such file/);
+  });
+
+  it('ignores foreign files in the commit folder and refuses a malformed record', async () => {
+    const l = await openTest();
+    await commitRows(l, 0, 1);
+    await l.close();
+    const commits = join(dataDir, 'lake', '_commits', STREAM);
+    await writeFile(join(commits, 'README'), 'notes');
+    await (await openTest()).close();
+    await mkdir(commits, { recursive: true });
+    await writeFile(join(commits, '0000000002.json'), '{"format":1}');
+    await expect(openLake({ dataDir })).rejects.toThrow(/commit record 0000000002.json is malformed/);
+  });
+});

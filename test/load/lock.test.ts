@@ -1,0 +1,116 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openLake } from '../../src/load/lake.ts';
+import { acquireLock, LockHeldError, readLockHolder } from '../../src/load/lock.ts';
+
+let dir: string;
+let lockFile: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'avalake-lock-'));
+  lockFile = join(dir, 'avalake.lock');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A pid that is certainly not running: a child that has exited and been reaped. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(child.stdout.toString());
+}
+
+const holderFile = (fields: Record<string, unknown>) =>
+  `${JSON.stringify({ hostname: hostname(), since: '2024-01-01T00:00:00.000Z', command: 'old run', token: 't', ...fields })}\n`;
+
+describe('data directory lock', () => {
+  it('records who holds it and removes the file on release', async () => {
+    const lock = await acquireLock(lockFile, { command: 'avalake run demo' });
+    expect(await readLockHolder(lockFile)).toMatchObject({
+      pid: process.pid,
+      hostname: hostname(),
+      command: 'avalake run demo',
+    });
+    await lock.release();
+    expect(existsSync(lockFile)).toBe(false);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('refuses a second holder while the first is alive, naming it', async () => {
+    const lock = await acquireLock(lockFile, { command: 'first' });
+    const error = await acquireLock(lockFile).catch((e) => e);
+    expect(error).toBeInstanceOf(LockHeldError);
+    expect(error.exitCode).toBe(75);
+    expect(error.holder).toMatchObject({ pid: process.pid, command: 'first', since: lock.holder.since });
+    expect(error.message).toContain(`pid ${process.pid} on ${hostname()} since ${lock.holder.since} (first)`);
+    await lock.release();
+  });
+
+  it('lets exactly one of several racing acquirers win', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => acquireLock(lockFile)));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    expect(
+      results.filter((r) => r.status === 'rejected').every((r) => r.reason instanceof LockHeldError),
+    ).toBe(true);
+    await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireLock>>>).value.release();
+  });
+
+  it('takes over a lock whose process is gone', async () => {
+    await writeFile(lockFile, holderFile({ pid: deadPid() }));
+    const lock = await acquireLock(lockFile);
+    expect((await readLockHolder(lockFile))?.pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it('takes over a lock from before a reboot even if its pid is alive now', async () => {
+    if (!existsSync('/proc/sys/kernel/random/boot_id')) return;
+    await writeFile(lockFile, holderFile({ pid: process.pid, bootId: 'a-previous-boot' }));
+    const lock = await acquireLock(lockFile);
+    await lock.release();
+  });
+
+  it('takes over an unreadable lock file', async () => {
+    await writeFile(lockFile, 'garbage');
+    await (await acquireLock(lockFile)).release();
+  });
+
+  it('treats a holder on another host as alive', async () => {
+    await writeFile(lockFile, holderFile({ pid: deadPid(), hostname: 'elsewhere' }));
+    await expect(acquireLock(lockFile)).rejects.toThrow(/pid \d+ on elsewhere/);
+  });
+
+  it('waits for the holder with `wait`, and gives up after timeoutMs', async () => {
+    const first = await acquireLock(lockFile);
+    await expect(acquireLock(lockFile, { wait: true, pollMs: 10, timeoutMs: 50 })).rejects.toThrow(
+      LockHeldError,
+    );
+
+    const waitedFor: number[] = [];
+    const second = acquireLock(lockFile, { wait: true, pollMs: 10, onWait: (h) => waitedFor.push(h.pid) });
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    await first.release();
+    const lock = await second;
+    expect(waitedFor).toEqual([process.pid]);
+    expect((await readLockHolder(lockFile))?.token).toBe(lock.holder.token);
+    await lock.release();
+  });
+
+  it('does not remove a lock it no longer holds', async () => {
+    const lock = await acquireLock(lockFile);
+    await writeFile(lockFile, holderFile({ pid: process.pid, token: 'someone-else' }));
+    await lock.release();
+    expect(JSON.parse(await readFile(lockFile, 'utf8')).token).toBe('someone-else');
+  });
+
+  it('guards openLake: one writer per data directory', async () => {
+    const lake = await openLake({ dataDir: dir });
+    await expect(openLake({ dataDir: dir })).rejects.toThrow(LockHeldError);
+    await lake.close();
+    await (await openLake({ dataDir: dir })).close();
+  });
+});
