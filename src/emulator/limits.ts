@@ -1,23 +1,13 @@
-import computeUnits from '../reference/compute-units.json' with { type: 'json' };
-import type { Service } from './http/route.ts';
+import {
+  computeUnitsOf,
+  DATA_TIERS,
+  METRICS_TIER,
+  type Service,
+  TIERS,
+  type Tier,
+} from '../reference/compute-units.ts';
 
-/** The published tiers (compute-units.json): CUs a key may spend per minute and per day. */
-export type Tier = keyof typeof computeUnits.dataApi.tiers;
-export const TIERS = Object.keys(computeUnits.dataApi.tiers) as Tier[];
-
-/** Routes absent from the published table: v1 metrics is priced like v2; anything else like a Medium route. */
-const DEFAULT_CU: Record<Service, number> = { data: 20, metrics: 100, rpc: 0 };
-
-const cuTable = new Map<string, number>(
-  [...computeUnits.dataApi.routes, ...computeUnits.metricsApi.routes].map((r) => [
-    `${r.method} ${r.path}`,
-    r.cu,
-  ]),
-);
-
-export function computeUnitsOf(service: Service, method: string, pathPattern: string): number {
-  return cuTable.get(`${method} ${pathPattern}`) ?? DEFAULT_CU[service];
-}
+export { computeUnitsOf, TIERS, type Tier };
 
 export interface RateLimitConfig {
   enabled: boolean;
@@ -90,8 +80,7 @@ export function createRateLimiter(config: RateLimitConfig, realNow: () => number
   const buckets = new Map<string, { minute: Window; day: Window }>();
 
   const allowance = (service: Service, tier: Tier) => {
-    const published =
-      service === 'metrics' ? computeUnits.metricsApi.tiers.free : computeUnits.dataApi.tiers[tier];
+    const published = service === 'metrics' ? METRICS_TIER : DATA_TIERS[tier];
     return {
       minute: Math.max(1, Math.floor((config.perMinute ?? published.perMinute) * config.scale)),
       day: Math.max(1, Math.floor((config.perDay ?? published.perDay) * config.scale)),

@@ -58,3 +58,8 @@ function describeWindow(seconds: number | undefined): string {
   if (seconds === 60) return 'per-minute';
   return `${seconds}-second`;
 }
+
+/** The service refused a page token (expired after 24 hours, or from another query): restart the window. */
+export function isRejectedPageToken(error: unknown): boolean {
+  return error instanceof FinalError && error.status === 400 && /pageToken/i.test(error.message);
+}

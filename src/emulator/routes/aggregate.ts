@@ -1,7 +1,9 @@
+import { decodeHex, parseWarpMessageInput, type UnsignedWarpMessage } from '../../schemas/warp.ts';
+import { DEFAULT_QUORUM_PERCENTAGE } from '../../schemas/warp-validators.ts';
 import { cb58Decode, cb58Encode } from '../encoding.ts';
-import { badRequest, HttpError } from '../http/errors.ts';
+import { badRequest } from '../http/errors.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
-import { decodeHex, parseUnsignedWarpMessage } from '../warp.ts';
+import { aggregateSignatures } from '../warp/aggregate.ts';
 import { evmChainsOf } from '../world/chains.ts';
 import {
   NETWORK_ID,
@@ -14,8 +16,11 @@ import {
 /** A checked §4.19 request, with the defaults of its table applied. */
 export interface AggregationRequest {
   network: Network;
-  /** The unsigned Warp message bytes, when `message` was given. */
-  message?: ReturnType<typeof parseUnsignedWarpMessage> & object;
+  /**
+   * The unsigned Warp message to sign: from `message` (raw or SendWarpMessage log data), or from a
+   * `justification` that carries one when `message` is absent.
+   */
+  message: UnsignedWarpMessage;
   justification?: Buffer;
   signingSubnetId: string;
   quorumPercentage: number;
@@ -59,7 +64,7 @@ export function parseAggregationRequest(ctx: RequestContext): AggregationRequest
   const justification = hexField('justification');
   if (b.message == null && b.justification == null)
     errors.push('Either message or justification must be provided');
-  const quorumPercentage = percentage('quorumPercentage', 67);
+  const quorumPercentage = percentage('quorumPercentage', DEFAULT_QUORUM_PERCENTAGE);
   const quorumPercentageBuffer = percentage('quorumPercentageBuffer', 0);
   if (quorumPercentage + quorumPercentageBuffer > 100)
     errors.push('quorumPercentage + quorumPercentageBuffer must not be greater than 100');
@@ -75,32 +80,37 @@ export function parseAggregationRequest(ctx: RequestContext): AggregationRequest
     if (!signingSubnetId) errors.push('signingSubnetId must be a subnet id in hex (32 bytes) or cb58');
   }
 
-  let message: AggregationRequest['message'];
-  if (messageBytes) {
-    const parsed = parseUnsignedWarpMessage(messageBytes);
-    if (typeof parsed === 'string') errors.push(`message ${parsed}`);
+  // Note: validators of this emulator need no justification, so beside a message it is checked and
+  // ignored; alone, it must carry the unsigned message itself (the one form the emulator can sign).
+  let message: UnsignedWarpMessage | undefined;
+  const [field, bytes] = messageBytes ? ['message', messageBytes] : ['justification', justification];
+  if (bytes) {
+    const parsed = parseWarpMessageInput(bytes);
+    if (typeof parsed === 'string')
+      errors.push(
+        field === 'message'
+          ? `message ${parsed}`
+          : `justification without a message must hold the unsigned Warp message to sign; it ${parsed}`,
+      );
     else if (parsed.networkId !== NETWORK_ID[network])
       errors.push(
-        `message is for network id ${parsed.networkId}, but ${network} is network id ${NETWORK_ID[network]}`,
+        `${field} is for network id ${parsed.networkId}, but ${network} is network id ${NETWORK_ID[network]}`,
       );
     else message = parsed;
   }
-  if (errors.length > 0) throw badRequest(...errors);
+  if (errors.length > 0 || !message) throw badRequest(...errors);
 
   if (!signingSubnetId) {
-    const source = message?.sourceChainId;
-    signingSubnetId = source === undefined ? undefined : subnetOfBlockchain(ctx.world.seed, network, source);
-    if (!signingSubnetId) {
+    const source = message.sourceChainId;
+    signingSubnetId = subnetOfBlockchain(ctx.world.seed, network, source);
+    if (!signingSubnetId)
       throw badRequest(
-        source === undefined
-          ? 'signingSubnetId is required with a justification alone: there is no source chain to take it from'
-          : `signingSubnetId: the source chain ${source} is not a blockchain of ${network}; pass signingSubnetId`,
+        `signingSubnetId: the source chain ${source} is not a blockchain of ${network}; pass signingSubnetId`,
       );
-    }
   }
   return {
     network,
-    ...(message ? { message } : {}),
+    message,
     ...(justification ? { justification } : {}),
     signingSubnetId,
     quorumPercentage,
@@ -129,12 +139,10 @@ export const aggregateRoutes = defineRoutes([
     path: '/v1/signatureAggregator/{network}/aggregateSignatures',
     status: 201,
     handle(ctx) {
-      parseAggregationRequest(ctx);
-      // The request is valid; producing BLS signatures is the next step of the emulator (see README).
-      throw new HttpError(
-        503,
-        'Signature aggregation is not available from this emulator yet: the request is valid',
-      );
+      const request = parseAggregationRequest(ctx);
+      const { signedMessage } = aggregateSignatures({ world: ctx.world, now: ctx.now, ...request });
+      // Hex without 0x, as the OpenAPI example and icm-services return it.
+      return { signedMessage: signedMessage.toString('hex') };
     },
   },
 ]);

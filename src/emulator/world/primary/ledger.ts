@@ -4,6 +4,7 @@ import { digest, hash32, type Rng, rng } from '../../rng.ts';
 import type { EvmChainInfo } from '../chains.ts';
 import type { Network, PrimaryChain } from '../networks.ts';
 import { idOf, type NodeInfo, type Wallet } from './actors.ts';
+import { lazyBlsSigner, withBlsSigner } from './bls-keys.ts';
 import {
   DAY,
   L1_FEE_PER_SECOND,
@@ -331,9 +332,7 @@ export function createLedger(o: LedgerOptions): Ledger {
       rewardAddresses: [node.owner],
       potentialReward: reward(amount, start, end),
       rewardUtxos: [],
-      ...(node.legacyTx
-        ? {}
-        : { signer: { publicKey: node.publicKey, proofOfPossession: node.proofOfPossession } }),
+      ...(node.legacyTx ? {} : { signer: node.signer }),
     };
     out(tx, 'p', node.owner, amount, { type: 'STAKE', stake: { start, end } });
     tx.stake = stake;
@@ -503,19 +502,18 @@ export function createLedger(o: LedgerOptions): Ledger {
     const newL1Validator = (k: number): L1ValidatorRec => {
       const v = rng(seed, network, 'l1-validator', k);
       const id = digest(seed, network, 'validation', k);
-      return {
+      const fields = {
         validationId: cb58Encode(id),
         validationIdHex: `0x${id.toString('hex')}`,
         nodeId: `NodeID-${cb58Encode(digest(seed, network, 'l1-node', k).subarray(0, 20))}`,
         subnetId: l1Chain.subnetId,
         weight: v.int(10, 100),
-        publicKey: `0x${v.hex(48)}`,
-        proofOfPossession: `0x${v.hex(96)}`,
         owner: owner.address,
         registeredAt: time,
-        deposits: [],
+        deposits: [] as L1ValidatorRec['deposits'],
         minNonce: 0,
       };
+      return withBlsSigner(fields, lazyBlsSigner(seed, network, 'l1-validator', k));
     };
     const l1Tx = (type: string, vals: L1ValidatorRec[], deposit: bigint, change = false) => {
       ensure(owner.address, deposit * BigInt(vals.length) + TX_FEE, time);

@@ -1,0 +1,15 @@
+// Writes pipelines/demo.json (the emulator's seed-1 Fuji world) and pipelines/pipeline.schema.json.
+import { writeFileSync } from 'node:fs';
+import { createClock } from '../src/emulator/clock.ts';
+import { demoPipelineOf } from '../src/emulator/demo-pipeline.ts';
+import { DEFAULT_SEED } from '../src/emulator/index.ts';
+import { createWorld } from '../src/emulator/world/index.ts';
+import { pipelineJsonSchema } from '../src/extract/config.ts';
+
+/** The port `npm run demo` and `avalake emulator --port 8417` serve on. */
+const DEMO_URL = 'http://127.0.0.1:8417';
+
+const world = createWorld({ seed: DEFAULT_SEED, scale: 'small', clock: createClock('real') });
+writeFileSync('pipelines/demo.json', `${JSON.stringify(demoPipelineOf(world, 'fuji', DEMO_URL), null, 2)}\n`);
+writeFileSync('pipelines/pipeline.schema.json', `${JSON.stringify(pipelineJsonSchema(), null, 2)}\n`);
+console.log('wrote pipelines/demo.json and pipelines/pipeline.schema.json');

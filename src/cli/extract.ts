@@ -1,0 +1,165 @@
+import type { CommandModule } from 'yargs';
+import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
+import { createHttpClient } from '../extract/http.ts';
+import { createLogger } from '../extract/log.ts';
+import { type RunSummary, runExtract } from '../extract/run.ts';
+import { LakeCorruptError, LockHeldError } from '../load/index.ts';
+import { EXIT } from './exit.ts';
+import { VERSION } from './version.ts';
+
+interface ExtractArgs extends ExtractFlags {
+  json?: boolean;
+  logFormat?: 'json' | 'pretty';
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+/** Exit code of a finished run (DESIGN.md): a spent quota is a clean stop, the next run continues. */
+export function exitCodeOf(summary: RunSummary): number {
+  switch (summary.status) {
+    case 'ok':
+    case 'quota':
+      return EXIT.ok;
+    case 'partial':
+      return EXIT.partial;
+    case 'failed':
+      return EXIT.failed;
+    case 'interrupted':
+      return EXIT.interrupted;
+  }
+}
+
+/** One line per stream: what a person at a terminal wants after a run. */
+export function formatSummary(summary: RunSummary): string {
+  const byStream = new Map<
+    string,
+    { partitions: number; rows: number; rejects: number; requests: number; retries: number; failed: number }
+  >();
+  for (const p of summary.partitions) {
+    const s = byStream.get(p.stream) ?? {
+      partitions: 0,
+      rows: 0,
+      rejects: 0,
+      requests: 0,
+      retries: 0,
+      failed: 0,
+    };
+    s.partitions++;
+    s.rows += p.rows;
+    s.rejects += p.rejects;
+    s.requests += p.requests;
+    s.retries += p.retries;
+    if (p.status === 'failed') s.failed++;
+    byStream.set(p.stream, s);
+  }
+  const header = ['stream', 'partitions', 'rows', 'rejects', 'requests', 'retries', 'failed'];
+  const rows = [...byStream].map(([name, s]) =>
+    [name, s.partitions, s.rows, s.rejects, s.requests, s.retries, s.failed].map(String),
+  );
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
+      .join('  ');
+  const lines = [line(header), ...rows.map(line)];
+  lines.push(
+    `run ${summary.runId}: ${summary.status}${summary.quota ? ` (${summary.quota}; the next run continues)` : ''}`,
+  );
+  for (const p of summary.partitions.filter((x) => x.error))
+    lines.push(`  ${p.stream} ${JSON.stringify(p.partition)}: ${p.error}`);
+  return lines.join('\n');
+}
+
+export const extractCommand: CommandModule<object, ExtractArgs> = {
+  command: 'extract [pipeline]',
+  describe: 'Mirror the streams of a pipeline into the Parquet lake, from where the last run stopped',
+  builder: (y) =>
+    y
+      .positional('pipeline', { type: 'string', describe: 'Pipeline file (default pipelines/demo.json)' })
+      .option('streams', {
+        type: 'string',
+        describe: 'Comma-separated streams to run (default: all the pipeline feeds)',
+      })
+      .option('data-dir', { type: 'string', describe: 'Data directory (default data)' })
+      .option('base-url', { type: 'string', describe: 'Data API base URL' })
+      .option('metrics-url', { type: 'string', describe: 'Metrics API base URL' })
+      .option('node-url', { type: 'string', describe: 'Node base URL ({node}/ext/bc/P)' })
+      .option('api-key', { type: 'string', describe: 'Data API key (prefer AVALAKE_API_KEY)' })
+      .option('full-refresh', { type: 'boolean', describe: 'Ignore checkpoints and read everything again' })
+      .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
+      .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
+      .option('log-format', { choices: ['json', 'pretty'] as const, describe: 'Log lines on stderr' })
+      .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
+      .option('verbose', { type: 'boolean', describe: 'Debug events too' }),
+  handler: async (args) => {
+    process.exitCode = await extract(args, process.env);
+  },
+};
+
+/** The whole command, returning its exit code (tests call it directly). */
+export async function extract(
+  args: ExtractArgs,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
+  let config: Awaited<ReturnType<typeof resolveExtractConfig>>;
+  try {
+    config = await resolveExtractConfig(args, env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  const log = createLogger({
+    format: args.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
+    quiet: args.quiet ?? false,
+    verbose: args.verbose ?? false,
+    secrets: config.apiKey ? [config.apiKey] : [],
+  });
+  const http = createHttpClient({
+    userAgent: `avalake/${VERSION}`,
+    ...(config.apiKey ? { apiKey: config.apiKey } : {}),
+    keyedOrigins: [new URL(config.pipeline.urls.data).origin],
+    connectionsPerHost: Math.max(2, config.pipeline.concurrency),
+  });
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const summary = await runExtract({
+      pipeline: config.pipeline,
+      streams: config.streams,
+      dataDir: config.dataDir,
+      http,
+      fullRefresh: config.fullRefresh,
+      wait: config.wait,
+      log,
+      signal: interrupt.signal,
+    });
+    process.stdout.write(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`);
+    return exitCodeOf(summary);
+  } catch (error) {
+    if (error instanceof LockHeldError) {
+      process.stderr.write(`avalake: ${error.message}\nRun again with --wait to wait for it.\n`);
+      return EXIT.locked;
+    }
+    if (error instanceof LakeCorruptError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.failed;
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
+      process.stderr.write(
+        `avalake: the data directory ${config.dataDir} is not writable (${code}); choose another with --data-dir\n`,
+      );
+      return EXIT.usage;
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await http.close();
+  }
+}

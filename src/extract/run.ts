@@ -1,0 +1,290 @@
+import { type Lake, openLake } from '../load/index.ts';
+import { computeUnitsOf } from '../reference/compute-units.ts';
+import { lake as lakeTypes } from '../schemas/lake.ts';
+import { createRateBudget, type RateBudget } from './budget.ts';
+import { FinalError, QuotaExhaustedError } from './errors.ts';
+import { createFetcher, type Fetcher } from './fetcher.ts';
+import type { HttpClient } from './http.ts';
+import { type Logger, silentLogger } from './log.ts';
+import type { Pipeline } from './pipeline.ts';
+import { SNAPSHOT_AT, walkOf } from './strategies/index.ts';
+import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
+
+export interface ExtractOptions {
+  pipeline: Pipeline;
+  streams: readonly StreamDefinition[];
+  dataDir: string;
+  http: HttpClient;
+  /** Ignore checkpoints and read every partition from its beginning. */
+  fullRefresh?: boolean;
+  /** Wait for another run's lock instead of exiting 75. */
+  wait?: boolean;
+  log?: Logger;
+  /** Aborting stops the run: each partition commits what it fetched, then the run ends as interrupted. */
+  signal?: AbortSignal;
+  /** Longest wait for a rate-limit window before it counts as a spent quota. */
+  maxRateWaitMs?: number;
+  fetcher?: Fetcher;
+}
+
+export type PartitionStatus = 'done' | 'failed' | 'quota' | 'interrupted';
+
+export interface PartitionSummary {
+  stream: string;
+  partition: Partition;
+  status: PartitionStatus;
+  requests: number;
+  retries: number;
+  rows: number;
+  rejects: number;
+  commits: number;
+  seconds: number;
+  error?: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  status: 'ok' | 'partial' | 'failed' | 'quota' | 'interrupted';
+  partitions: PartitionSummary[];
+  /** Set when a quota stopped the run: which, and when it resets. */
+  quota?: string;
+  recovered: { rolledForward: number; discarded: number };
+}
+
+/** Extracts every (stream, partition) of the plan into the lake, `pipeline.concurrency` at a time. */
+export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
+  const log = options.log ?? silentLogger;
+  const lake = await openLake({ dataDir: options.dataDir, lock: { wait: options.wait ?? false } });
+  try {
+    const recovery = lake.recovery;
+    const retries = new Map<string, number>();
+    const fetcher =
+      options.fetcher ??
+      createFetcher({
+        http: options.http,
+        log: (event) => {
+          const key = `${event.stream}\n${event.partition}`;
+          retries.set(key, (retries.get(key) ?? 0) + 1);
+          log({ level: 'warn', msg: 'retrying', ...event });
+        },
+      });
+    const budgets = new Map<string, RateBudget>();
+    const budgetFor = (origin: string) => {
+      let b = budgets.get(origin);
+      if (!b) {
+        b = createRateBudget({
+          host: origin,
+          ...(options.maxRateWaitMs ? { maxWaitMs: options.maxRateWaitMs } : {}),
+        });
+        budgets.set(origin, b);
+      }
+      return b;
+    };
+    // A quota or an interrupt stops every partition; each commits what it has.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(options.signal?.reason ?? new Error('interrupted'));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let quota: QuotaExhaustedError | undefined;
+
+    const work = options.streams.flatMap((stream) =>
+      stream.partitions(options.pipeline).map((partition) => ({ stream, partition })),
+    );
+    const results: PartitionSummary[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < work.length && !stop.signal.aborted) {
+        const item = work[next++] as (typeof work)[number];
+        const summary = await extractPartition({
+          ...item,
+          lake,
+          options,
+          log,
+          signal: stop.signal,
+          retriesOf: () => retries.get(`${item.stream.name}\n${JSON.stringify(item.partition)}`) ?? 0,
+          fetchPage: (request, pageToken) =>
+            fetchPage({ request, pageToken, options, fetcher, budgetFor, item, signal: stop.signal }),
+        });
+        if (summary.status === 'quota' && !quota) {
+          quota = summary.cause as QuotaExhaustedError;
+          stop.abort(quota);
+        }
+        results.push(summary.summary);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.pipeline.concurrency, work.length) }, worker));
+    options.signal?.removeEventListener('abort', onAbort);
+
+    const failed = results.filter((r) => r.status === 'failed').length;
+    const status: RunSummary['status'] = options.signal?.aborted
+      ? 'interrupted'
+      : quota
+        ? 'quota'
+        : failed === 0
+          ? 'ok'
+          : failed === results.length
+            ? 'failed'
+            : 'partial';
+    return {
+      runId: lake.runId,
+      status,
+      partitions: results,
+      ...(quota ? { quota: quota.message } : {}),
+      recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
+    };
+  } finally {
+    await lake.close();
+  }
+}
+
+interface PartitionWork {
+  stream: StreamDefinition;
+  partition: Partition;
+  lake: Lake;
+  options: ExtractOptions;
+  log: Logger;
+  signal: AbortSignal;
+  retriesOf(): number;
+  fetchPage(request: PageRequest, pageToken?: string): Promise<unknown>;
+}
+
+/** Walks one partition, committing at the flush thresholds; on any stop, commits what it has. */
+async function extractPartition(work: PartitionWork) {
+  const { stream, partition, lake, options } = work;
+  const started = Date.now();
+  const schema =
+    stream.strategy === 'snapshot'
+      ? stream.schema.extend({ [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }) })
+      : stream.schema;
+  const checkpoint = options.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
+  let requests = 0;
+  const counting = async (request: PageRequest, pageToken?: string) => {
+    requests++;
+    return work.fetchPage(request, pageToken);
+  };
+  const walk = walkOf(
+    stream,
+    { stream, pipeline: options.pipeline, partition, checkpoint, fetchPage: counting },
+    started,
+  );
+  const limits = options.pipeline.flush;
+
+  let flush = lake.begin({ stream: stream.name, partition, schema });
+  let flushStarted = Date.now();
+  let lastCheckpoint: Record<string, unknown> | undefined;
+  let rows = 0;
+  let rejects = 0;
+  let commits = 0;
+  const commit = async () => {
+    if (lastCheckpoint === undefined) {
+      await flush.abort();
+      return;
+    }
+    rows += flush.rows;
+    rejects += flush.rejected;
+    await flush.commit(lastCheckpoint);
+    commits++;
+    lastCheckpoint = undefined;
+  };
+
+  let status: PartitionStatus = 'done';
+  let cause: unknown;
+  try {
+    for await (const step of walk) {
+      await flush.append(step.append);
+      if (step.rejects.length > 0) await flush.reject(step.rejects);
+      if (step.checkpoint === undefined) continue;
+      lastCheckpoint = step.checkpoint;
+      const due = flush.rows >= limits.rows || (Date.now() - flushStarted) / 1000 >= limits.seconds;
+      if (due && !work.signal.aborted) {
+        await commit();
+        flush = lake.begin({ stream: stream.name, partition, schema });
+        flushStarted = Date.now();
+      }
+      if (work.signal.aborted) break;
+    }
+  } catch (error) {
+    cause = error;
+    status = error instanceof QuotaExhaustedError ? 'quota' : work.signal.aborted ? 'interrupted' : 'failed';
+  }
+  if (status === 'done' && work.signal.aborted) status = 'interrupted';
+  // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
+  await commit();
+  const seconds = (Date.now() - started) / 1000;
+  const summary: PartitionSummary = {
+    stream: stream.name,
+    partition,
+    status,
+    requests,
+    retries: work.retriesOf(),
+    rows,
+    rejects,
+    commits,
+    seconds,
+    ...(status === 'failed' ? { error: (cause as Error).message } : {}),
+  };
+  work.log({
+    level: status === 'failed' ? 'error' : 'info',
+    msg: `partition ${status}`,
+    stream: stream.name,
+    partition: JSON.stringify(partition),
+    rows,
+    rejects,
+    requests,
+    seconds: Math.round(seconds * 10) / 10,
+    ...(summary.error ? { error: summary.error } : {}),
+  });
+  return { summary, status, cause };
+}
+
+interface FetchPageArgs {
+  request: PageRequest;
+  pageToken: string | undefined;
+  options: ExtractOptions;
+  fetcher: Fetcher;
+  budgetFor(origin: string): RateBudget;
+  item: { stream: StreamDefinition; partition: Partition };
+  signal: AbortSignal;
+}
+
+let rpcId = 0;
+
+/** Turns a stream's page request into a request to its surface, through the one fetcher. */
+async function fetchPage({ request, pageToken, options, fetcher, budgetFor, item, signal }: FetchPageArgs) {
+  const at = { stream: item.stream.name, partition: JSON.stringify(item.partition) };
+  const urls = options.pipeline.urls;
+  if (request.kind === 'rpc') {
+    const url = `${urls.node.replace(/\/$/, '')}/ext/bc/P`;
+    const id = ++rpcId;
+    const body = (await fetcher({
+      url,
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: request.method, params: request.params }),
+      cost: 0,
+      at,
+      signal,
+    })) as { result?: unknown; error?: { code: number; message: string } };
+    if (body.error) {
+      throw new FinalError(
+        `the node answered ${request.method} with error ${body.error.code}: ${body.error.message}`,
+        {
+          ...at,
+          request: `POST ${url} ${request.method}`,
+        },
+      );
+    }
+    return body.result;
+  }
+  const base = request.service === 'metrics' ? urls.metrics : urls.data;
+  const url = new URL(request.path, base);
+  for (const [k, v] of Object.entries(request.query)) if (v !== undefined) url.searchParams.set(k, String(v));
+  const pageSize = options.pipeline.pageSize[item.stream.name];
+  if (pageSize !== undefined) url.searchParams.set('pageSize', String(pageSize));
+  if (pageToken) url.searchParams.set('pageToken', pageToken);
+  return fetcher({
+    url: url.toString(),
+    cost: computeUnitsOf(request.service, 'GET', request.route),
+    budget: budgetFor(`${url.origin}`),
+    at,
+    signal,
+  });
+}

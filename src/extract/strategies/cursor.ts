@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { isRejectedPageToken } from '../errors.ts';
+import { type CursorStream, keyOf } from '../stream.ts';
+import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+
+/**
+ * Where an ascending walk stands: every record before `cursor` is committed, and so are those at
+ * `cursor` whose keys are in `boundary`. `window` resumes a walk in progress by its page token; the
+ * token belongs to the query that started at `window.cursor`.
+ */
+const CursorCheckpoint = z.object({
+  cursor: z.number().optional(),
+  boundary: z.array(z.string()).default([]),
+  window: z.object({ cursor: z.number().optional(), pageToken: z.string() }).optional(),
+});
+
+export async function* walkCursor(ctx: WalkContext): Walk {
+  const stream = ctx.stream as CursorStream<z.ZodObject>;
+  const state = CursorCheckpoint.parse(ctx.checkpoint ?? {});
+  let cursor = state.cursor;
+  let boundary = new Set(state.boundary);
+  let window = state.window;
+
+  for (;;) {
+    const windowCursor = window ? window.cursor : cursor;
+    const request = stream.request(ctx.pipeline, ctx.partition, windowCursor);
+    let body: unknown;
+    try {
+      body = await ctx.fetchPage(request, window?.pageToken);
+    } catch (error) {
+      // An expired or foreign token: start the window again from the cursor; the boundary skips the overlap.
+      if (window && isRejectedPageToken(error)) {
+        window = undefined;
+        continue;
+      }
+      throw error;
+    }
+    const { valid, rejects } = checkRecords(stream, body);
+    const append: Record<string, unknown>[] = [];
+    for (const record of valid) {
+      const at = stream.cursorOf(record);
+      const key = keyOf(stream.primaryKey, record);
+      if (cursor !== undefined && (at < cursor || (at === cursor && boundary.has(key)))) continue;
+      append.push(record);
+      if (cursor === undefined || at > cursor) {
+        cursor = at;
+        boundary = new Set([key]);
+      } else boundary.add(key);
+    }
+    const pageToken = nextTokenOf(body);
+    window = pageToken
+      ? { ...(windowCursor !== undefined ? { cursor: windowCursor } : {}), pageToken }
+      : undefined;
+    yield {
+      append,
+      rejects,
+      checkpoint: {
+        ...(cursor !== undefined ? { cursor } : {}),
+        boundary: [...boundary],
+        ...(window ? { window } : {}),
+      },
+    };
+    if (!window) return;
+  }
+}

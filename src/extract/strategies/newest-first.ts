@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isRejectedPageToken } from '../errors.ts';
+import { keyOf, type NewestFirstStream } from '../stream.ts';
+import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+
+/**
+ * Where a newest-first listing stands after a run: `head` is the newest committed record, `since` its
+ * sort value (for listings that take a lower bound), and `open` the records that could still change,
+ * with a hash of the version committed. A walk in progress (`window`) remembers its page token, the
+ * newest record it met (`top`), the last one it handled (`bottom`), and what it learned so far.
+ */
+const NewestFirstCheckpoint = z.object({
+  head: z.string().optional(),
+  since: z.number().optional(),
+  open: z.record(z.string(), z.string()).default({}),
+  window: z
+    .object({
+      since: z.number().optional(),
+      pageToken: z.string(),
+      top: z.string(),
+      topSince: z.number().optional(),
+      bottom: z.string(),
+      passedHead: z.boolean(),
+      seenOpen: z.array(z.string()),
+      newOpen: z.record(z.string(), z.string()),
+    })
+    .optional(),
+});
+type NewestFirstCheckpoint = z.output<typeof NewestFirstCheckpoint>;
+type Window = NonNullable<NewestFirstCheckpoint['window']>;
+
+const versionOf = (record: unknown) =>
+  createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 16);
+
+export async function* walkNewestFirst(ctx: WalkContext): Walk {
+  const stream = ctx.stream as NewestFirstStream<z.ZodObject>;
+  const state = NewestFirstCheckpoint.parse(ctx.checkpoint ?? {});
+  const { head, open } = state;
+  const openKeys = Object.keys(open);
+  let window: Window | undefined = state.window;
+  // After a rejected token the walk starts again from the top: first come records newer than the
+  // interrupted walk's top (new: append), then those down to its bottom (handled: skip).
+  let phase: 'new' | 'handled' | 'normal' = 'normal';
+  let skipTo = { top: '', bottom: '' };
+  let first = state.window === undefined;
+
+  for (;;) {
+    const since = window ? window.since : state.since;
+    const request = stream.request(ctx.pipeline, ctx.partition, since);
+    let body: unknown;
+    try {
+      body = await ctx.fetchPage(request, window?.pageToken || undefined);
+    } catch (error) {
+      if (window?.pageToken && isRejectedPageToken(error)) {
+        skipTo = { top: window.top, bottom: window.bottom };
+        window = { ...window, pageToken: '' };
+        phase = 'new';
+        first = true;
+        continue;
+      }
+      throw error;
+    }
+    const { valid, rejects } = checkRecords(stream, body);
+    const append: Record<string, unknown>[] = [];
+    const w: Window = window ?? {
+      ...(since !== undefined ? { since } : {}),
+      pageToken: '',
+      top: '',
+      bottom: '',
+      passedHead: false,
+      seenOpen: [],
+      newOpen: {},
+    };
+    const seenOpen = new Set(w.seenOpen);
+
+    for (const record of valid) {
+      const key = keyOf(stream.primaryKey, record);
+      const newest = first;
+      first = false;
+      if (phase === 'new') {
+        if (key === skipTo.top) phase = 'handled';
+        else {
+          append.push(record);
+          trackOpen(stream, record, key, w, newest);
+          if (newest) setTop(stream, record, key, w);
+          continue;
+        }
+      }
+      if (phase === 'handled') {
+        if (key === skipTo.bottom) phase = 'normal';
+        continue;
+      }
+      if (!w.top) setTop(stream, record, key, w);
+      w.bottom = key;
+      if (!w.passedHead && key === head) w.passedHead = true;
+      if (!w.passedHead) {
+        append.push(record);
+        trackOpen(stream, record, key, w, newest);
+      } else if (key in open) {
+        seenOpen.add(key);
+        const version = versionOf(record);
+        if (version !== open[key]) append.push(record);
+        trackOpen(stream, record, key, w, newest, version);
+      }
+    }
+
+    w.seenOpen = [...seenOpen];
+    const pageToken = nextTokenOf(body);
+    const caughtUp = w.passedHead && openKeys.every((k) => seenOpen.has(k));
+    if (!pageToken || caughtUp) {
+      yield { append, rejects, checkpoint: finish(state, w) };
+      return;
+    }
+    window = { ...w, pageToken };
+    yield {
+      append,
+      rejects,
+      checkpoint: { ...(head !== undefined ? { head } : {}), ...sinceOf(state), open, window },
+    };
+  }
+}
+
+function setTop(
+  stream: NewestFirstStream<z.ZodObject>,
+  record: Record<string, unknown>,
+  key: string,
+  w: Window,
+) {
+  w.top = key;
+  const topSince = stream.sinceOf?.(record);
+  if (topSince !== undefined) w.topSince = topSince;
+}
+
+function trackOpen(
+  stream: NewestFirstStream<z.ZodObject>,
+  record: Record<string, unknown>,
+  key: string,
+  w: Window,
+  newest: boolean,
+  version = versionOf(record),
+) {
+  if (stream.isFinal && !stream.isFinal(record, { newest })) w.newOpen[key] = version;
+}
+
+const sinceOf = (state: NewestFirstCheckpoint) => (state.since !== undefined ? { since: state.since } : {});
+
+/** The checkpoint after a complete walk: the new head, and the records still open. */
+function finish(state: NewestFirstCheckpoint, w: Window): Record<string, unknown> {
+  const head = w.top || state.head;
+  const since = w.topSince ?? state.since;
+  return { ...(head ? { head } : {}), ...(since !== undefined ? { since } : {}), open: w.newOpen };
+}

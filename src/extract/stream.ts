@@ -1,0 +1,99 @@
+import type { z } from 'zod';
+import type { Service } from '../reference/compute-units.ts';
+import type { Pipeline } from './pipeline.ts';
+
+/** How a stream proceeds from one run to the next (DESIGN.md, "Streams and their incremental strategies"). */
+export type Strategy = 'cursor' | 'newest-first' | 'snapshot';
+
+/**
+ * One partition of a stream: one checkpoint. `network` always; `chain` when the stream is per EVM chain;
+ * other keys (address, nodeId, metric, …) become columns, never folders.
+ */
+export type Partition = Readonly<Record<string, string>>;
+
+/** A GET against the Data or Metrics API: path (already filled in) and query, without paging. */
+export interface HttpPageRequest {
+  kind: 'http';
+  service: Exclude<Service, 'rpc'>;
+  /** The route's path template, for its compute-unit price and for messages. */
+  route: string;
+  path: string;
+  query: Readonly<Record<string, string | number | boolean | undefined>>;
+}
+
+/** A call of the node's P-Chain JSON-RPC. */
+export interface RpcPageRequest {
+  kind: 'rpc';
+  method: string;
+  params: Readonly<Record<string, unknown>>;
+}
+
+export type PageRequest = HttpPageRequest | RpcPageRequest;
+
+interface StreamBase<S extends z.ZodObject> {
+  /** snake_case; the lake folder and the staging model's name. */
+  name: string;
+  description: string;
+  /** The record schema: every record is checked by it; the lake's columns are derived from it. */
+  schema: S;
+  /**
+   * Fields that identify the thing a record describes. A mutable one (a delegation, a UTXO, a message)
+   * is appended again when it changes; staging keeps the newest version per key.
+   */
+  primaryKey: readonly (keyof z.output<S> & string)[];
+  /** The partitions a pipeline asks for; none when the pipeline does not feed this stream. */
+  partitions(pipeline: Pipeline): Partition[];
+  /** The list of records in one answer. */
+  records(body: unknown): unknown[];
+}
+
+/**
+ * Ascending by time: `startTimestamp` (inclusive) from the last committed record's time, following page
+ * tokens; the records at the boundary time are remembered so the overlap is not appended twice.
+ */
+export interface CursorStream<S extends z.ZodObject> extends StreamBase<S> {
+  strategy: 'cursor';
+  /** The first page's request from a cursor (undefined: from where the pipeline's history starts). */
+  request(pipeline: Pipeline, partition: Partition, cursor: number | undefined): HttpPageRequest;
+  /** The cursor value of a record (its time, in Unix seconds). */
+  cursorOf(record: z.output<S>): number;
+}
+
+/**
+ * Newest first, as the listing comes: a run walks down until it reaches the newest record of the last
+ * run and has re-read every record that could still change (`isFinal` false: a pending delegation, an
+ * unspent UTXO, an undelivered message, the latest metric point); changed ones are appended again.
+ */
+export interface NewestFirstStream<S extends z.ZodObject> extends StreamBase<S> {
+  strategy: 'newest-first';
+  /** `since`: the sort value of the newest committed record, for listings that can start there. */
+  request(pipeline: Pipeline, partition: Partition, since: number | undefined): HttpPageRequest;
+  /**
+   * A record that can no longer change; default: every record is final. `newest` is true for the first
+   * record of the listing (the latest metric point, say, which keeps changing until its period ends).
+   */
+  isFinal?(record: z.output<S>, context: { newest: boolean }): boolean;
+  /** The sort value of a record (for `since`), when the listing takes a lower bound. */
+  sinceOf?(record: z.output<S>): number;
+}
+
+/** The whole answer is one observation, stamped `_snapshot_at`. */
+export interface SnapshotStream<S extends z.ZodObject> extends StreamBase<S> {
+  strategy: 'snapshot';
+  request(pipeline: Pipeline, partition: Partition): PageRequest;
+}
+
+export type StreamDefinition<S extends z.ZodObject = z.ZodObject> =
+  | CursorStream<S>
+  | NewestFirstStream<S>
+  | SnapshotStream<S>;
+
+/** Declares a stream; the identity function that lets TypeScript check the record types of its parts. */
+export function defineStream<S extends z.ZodObject>(stream: StreamDefinition<S>): StreamDefinition<S> {
+  return stream;
+}
+
+/** A record's identity as text: its primary key values, in order. */
+export function keyOf(primaryKey: readonly string[], record: Record<string, unknown>): string {
+  return JSON.stringify(primaryKey.map((k) => record[k] ?? null));
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { party, price } from '../../schemas/avalanche.ts';
+import { lake } from '../../schemas/lake.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/**
+ * §4.9 ERC-20 transfers of each configured address on each configured EVM chain. The listing is newest
+ * first and takes `startBlock` (inclusive): a run starts at the newest committed block and stops there.
+ */
+export const erc20Transfers = defineStream({
+  name: 'erc20_transfers',
+  description: 'ERC-20 transfers from or to the configured EVM addresses',
+  strategy: 'newest-first',
+  schema: z.object({
+    txHash: z.string(),
+    logIndex: lake.int32(),
+    blockNumber: lake.int64(),
+    blockTimestamp: lake.timestamp(),
+    blockHash: z.string(),
+    from: party,
+    to: party,
+    value: lake.bigAmount(),
+    erc20Token: z.object({
+      address: z.string(),
+      name: z.string(),
+      symbol: z.string(),
+      decimals: lake.int32(),
+      logoUri: z.string().optional(),
+      ercType: z.string(),
+      price: price.optional(),
+    }),
+  }),
+  primaryKey: ['txHash', 'logIndex'],
+  sinceOf: (t) => Number(t.blockNumber),
+  partitions: (p) =>
+    p.evm.chains.flatMap((chain) =>
+      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
+    ),
+  request: (_p, partition, since) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/chains/{chainId}/addresses/{address}/transactions:listErc20',
+    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/transactions:listErc20`,
+    query: { startBlock: since, pageSize: MAX_PAGE_SIZE },
+  }),
+  records: listField('transactions'),
+});

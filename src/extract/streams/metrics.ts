@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { lake } from '../../schemas/lake.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
+
+/** Metrics whose names start so accept only the day interval (§4.18), as do contracts and deployers. */
+const DAY_ONLY = /^(cumulative|max|avg)|^(contracts|deployers|feesPaid)$/;
+
+/**
+ * §4.18 metrics v2, per chain × metric × interval, newest first from the newest committed point: that
+ * point is re-read every run, since the latest period is still filling up.
+ */
+export const metrics = defineStream({
+  name: 'metrics',
+  description: 'Chain metrics time series (Metrics API v2)',
+  strategy: 'newest-first',
+  schema: z.object({
+    timestamp: lake.timestamp(),
+    value: z.number(),
+  }),
+  primaryKey: ['timestamp'],
+  sinceOf: (point) => Number(point.timestamp),
+  isFinal: (_point, { newest }) => !newest,
+  partitions: (p) =>
+    p.metrics.chains.flatMap((chain) =>
+      p.metrics.metrics.flatMap((metric) =>
+        p.metrics.intervals
+          .filter((interval) => interval === 'day' || !DAY_ONLY.test(metric))
+          .map((interval) => ({ network: p.network, chain, metric, interval })),
+      ),
+    ),
+  request: (p, partition, since) => ({
+    kind: 'http',
+    service: 'metrics',
+    route: '/v2/chains/{chainId}/metrics/{metric}',
+    path: `/v2/chains/${partition.chain}/metrics/${partition.metric}`,
+    query: {
+      timeInterval: partition.interval,
+      startTimestamp: since ?? (p.start ? Date.parse(`${p.start}T00:00:00Z`) / 1000 : undefined),
+      pageSize: MAX_METRICS_PAGE_SIZE,
+    },
+  }),
+  records: listField('results'),
+});

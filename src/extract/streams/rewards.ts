@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { assetAmount, price } from '../../schemas/avalanche.ts';
+import { lake } from '../../schemas/lake.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/**
+ * §4.5 historical rewards, per reward address and per validator node id (`subject`). Rewards never
+ * change once paid, and the listing is newest first, so a run reads only the pages above the last one.
+ */
+export const rewards = defineStream({
+  name: 'rewards',
+  description: 'Staking rewards paid, one row per reward UTXO',
+  strategy: 'newest-first',
+  schema: z.object({
+    utxoId: z.string(),
+    txHash: z.string(),
+    rewardTxHash: z.string(),
+    rewardType: z.enum(['VALIDATOR', 'DELEGATOR', 'VALIDATOR_FEE']),
+    nodeId: z.string(),
+    addresses: z.array(z.string()),
+    amountStaked: lake.amount(),
+    startTimestamp: lake.timestamp(),
+    endTimestamp: lake.timestamp(),
+    outputIndex: lake.int32(),
+    reward: assetAmount.extend({ historicalPrice: price.optional() }),
+  }),
+  primaryKey: ['utxoId'],
+  partitions: (p) =>
+    [...p.primary.addresses, ...p.primary.nodeIds].map((subject) => ({ network: p.network, subject })),
+  request: (p, partition) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/networks/{network}/rewards',
+    path: `/v1/networks/${p.network}/rewards`,
+    query: {
+      [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'addresses']: partition.subject,
+      sortOrder: 'desc',
+      pageSize: MAX_PAGE_SIZE,
+    },
+  }),
+  records: listField('historicalRewards'),
+});

@@ -1,0 +1,33 @@
+import { pChainTransaction } from '../../schemas/avalanche.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/** Seconds since the Unix epoch of a pipeline's `start` date, the lower bound of a first run. */
+const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
+
+/**
+ * §4.2 staking transactions (validations, delegations) of each configured address, oldest first from
+ * the last committed block time: a run asks only for what happened since.
+ */
+export const stakingTransactions = defineStream({
+  name: 'staking_transactions',
+  description: 'P-Chain staking transactions of the configured addresses',
+  strategy: 'cursor',
+  schema: pChainTransaction,
+  primaryKey: ['txHash'],
+  cursorOf: (tx) => Number(tx.blockTimestamp),
+  partitions: (p) => p.primary.addresses.map((address) => ({ network: p.network, address })),
+  request: (p, partition, cursor) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/networks/{network}/blockchains/{blockchainId}/transactions:listStaking',
+    path: `/v1/networks/${p.network}/blockchains/p-chain/transactions:listStaking`,
+    query: {
+      addresses: partition.address,
+      sortOrder: 'asc',
+      startTimestamp: cursor ?? startOf(p.start),
+      pageSize: MAX_PAGE_SIZE,
+    },
+  }),
+  records: listField('transactions'),
+});

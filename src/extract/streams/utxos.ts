@@ -1,0 +1,35 @@
+import { utxo } from '../../schemas/avalanche.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+const CHAINS = ['p-chain', 'x-chain'] as const;
+
+/**
+ * §4.4 UTXOs of each configured address on the P- and X-Chain, spent ones included, newest first. An
+ * unspent UTXO can still be spent, so each run re-reads the unspent ones and appends a new version of
+ * those that were spent since.
+ */
+export const utxos = defineStream({
+  name: 'utxos',
+  description: 'P- and X-Chain UTXOs of the configured addresses, one row per version (unspent, spent)',
+  strategy: 'newest-first',
+  schema: utxo,
+  primaryKey: ['utxoId'],
+  isFinal: (u) => u.consumingTxHash !== undefined,
+  partitions: (p) =>
+    CHAINS.flatMap((chain) => p.primary.addresses.map((address) => ({ network: p.network, chain, address }))),
+  request: (p, partition) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/networks/{network}/blockchains/{blockchainId}/utxos',
+    path: `/v1/networks/${p.network}/blockchains/${partition.chain}/utxos`,
+    query: {
+      addresses: partition.address,
+      includeSpent: true,
+      sortBy: 'timestamp',
+      sortOrder: 'desc',
+      pageSize: MAX_PAGE_SIZE,
+    },
+  }),
+  records: listField('utxos'),
+});
