@@ -36,6 +36,9 @@ export interface ExtractConfig {
 
 export const DEFAULT_PIPELINE = 'pipelines/demo.json';
 
+/** A pipeline file as read, before the schema checks it. */
+type RawPipeline = { name?: unknown; urls?: Record<string, unknown> } & Record<string, unknown>;
+
 /** The only reader of `process.env` (passed in, so tests need no global state). */
 export async function resolveExtractConfig(
   flags: ExtractFlags,
@@ -76,7 +79,7 @@ export async function resolveExtractConfig(
   });
 }
 
-async function readPipelineFile(path: string): Promise<Record<string, any>> {
+async function readPipelineFile(path: string): Promise<RawPipeline> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -96,7 +99,7 @@ async function readPipelineFile(path: string): Promise<Record<string, any>> {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new ConfigError(`pipeline ${path} must hold a JSON object with at least "network"`);
-  return value as Record<string, any>;
+  return value as RawPipeline;
 }
 
 /** The named streams (all known ones the pipeline feeds when none are named), or a ConfigError. */
