@@ -1,0 +1,36 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { resolveExtractConfig } from '../../src/extract/config.ts';
+import { createHttpClient } from '../../src/extract/http.ts';
+import { type RunSummary, runExtract } from '../../src/extract/run.ts';
+
+/** A fresh temporary data directory and the demo pipeline of the emulator's Fuji world, as a file in it. */
+export function demoWorkspace(emulator: Emulator, edit: (p: Record<string, unknown>) => void = () => {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'avalake-'));
+  const pipeline = demoPipelineOf(emulator.truth, 'fuji', emulator.url) as Record<string, unknown>;
+  edit(pipeline);
+  const pipelinePath = join(dir, 'pipeline.json');
+  writeFileSync(pipelinePath, JSON.stringify(pipeline));
+  return { dir, dataDir: join(dir, 'data'), pipelinePath };
+}
+
+/** One extract run of a pipeline file into a data directory, in-process. */
+export async function extractOnce(
+  pipelinePath: string,
+  dataDir: string,
+  flags: { streams?: string; fullRefresh?: boolean } = {},
+): Promise<RunSummary> {
+  const config = await resolveExtractConfig({ pipeline: pipelinePath, dataDir, ...flags }, {});
+  const http = createHttpClient({ userAgent: 'avalake/test' });
+  try {
+    return await runExtract({ pipeline: config.pipeline, streams: config.streams, dataDir, http });
+  } finally {
+    await http.close();
+  }
+}
+
+/** Requests a run made, summed over its partitions. */
+export const requestsOf = (summary: RunSummary) => summary.partitions.reduce((n, p) => n + p.requests, 0);

@@ -1,0 +1,68 @@
+import type { Emulator } from '../../src/emulator/index.ts';
+import type { Pipeline } from '../../src/extract/pipeline.ts';
+import { fetchJson, walk } from './emulator.ts';
+
+/** Per stream, per partition (its identifying value): how many records, and the sum of their amount. */
+export type Totals = Record<string, Record<string, { rows: number; sum: string }>>;
+
+const add = (totals: Totals, stream: string, partition: string, amount: bigint | number | string) => {
+  totals[stream] ??= {};
+  const t = (totals[stream][partition] ??= { rows: 0, sum: '0' });
+  t.rows++;
+  t.sum = String(BigInt(t.sum) + BigInt(amount));
+};
+
+/**
+ * What the emulator's world holds at its current time for the core streams of a pipeline, computed from
+ * the world itself (and, for the listings whose filter the world does not expose, from a bare walk of
+ * the listing in one go, without checkpoints).
+ */
+export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<Totals> {
+  const now = Math.floor(emulator.clock.now());
+  const world = emulator.truth;
+  const primary = world.primary(pipeline.network);
+  const totals: Totals = {};
+  for (const subject of [...pipeline.primary.addresses, ...pipeline.primary.nodeIds]) {
+    const isNode = subject.startsWith('NodeID-');
+    for (const r of primary.rewards(now))
+      if (isNode ? r.stake.nodeId === subject : r.utxo.addresses.includes(subject))
+        add(totals, 'rewards', subject, r.utxo.amount);
+    for (const d of primary.delegations(now))
+      if (isNode ? d.nodeId === subject : d.rewardAddresses.includes(subject))
+        add(totals, 'delegators', subject, d.amount);
+  }
+  for (const address of pipeline.primary.addresses) {
+    for (const chain of ['p', 'x'] as const)
+      for (const u of primary.utxosOf(address, chain, now))
+        if (u.createdAt <= now) add(totals, 'utxos', `${chain}-chain ${address}`, u.amount);
+    const staking = await walk(
+      `${pipeline.urls.data}/v1/networks/${pipeline.network}/blockchains/p-chain/transactions:listStaking?addresses=${address}&pageSize=100`,
+      'transactions',
+    );
+    for (const tx of staking.items)
+      add(totals, 'staking_transactions', address, tx.amountStaked?.[0]?.amount ?? 0);
+  }
+  for (const chainId of pipeline.evm.chains) {
+    const chain = world.evm.chain(chainId);
+    for (const address of pipeline.evm.addresses)
+      for (const t of chain.listErc20(address, {}, now, undefined, Number.MAX_SAFE_INTEGER).items)
+        add(totals, 'erc20_transfers', `${chainId} ${address}`, t.value);
+  }
+  const icm = world.evm.icm(pipeline.network);
+  for (const address of pipeline.icm.addresses)
+    for (const k of icm.indexesDesc(address, now))
+      add(totals, 'icm_messages', address, icm.message(k, now).messageNonce);
+  for (const subnet of ['primary', ...pipeline.primary.subnets]) {
+    const res = await fetchJson(`${pipeline.urls.node}/ext/bc/P`, {
+      method: 'POST',
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'platform.getCurrentValidators',
+        params: subnet === 'primary' ? {} : { subnetID: subnet },
+      },
+    });
+    for (const v of res.body.result.validators) add(totals, 'validators', subnet, v.weight);
+  }
+  return totals;
+}
