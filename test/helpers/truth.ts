@@ -44,6 +44,7 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
   }
   for (const chainId of pipeline.evm.chains) {
     const chain = world.evm.chain(chainId);
+    if (!chain) throw new Error(`the emulator has no EVM chain ${chainId}`);
     for (const address of pipeline.evm.addresses)
       for (const t of chain.listErc20(address, {}, now, undefined, Number.MAX_SAFE_INTEGER).items)
         add(totals, 'erc20_transfers', `${chainId} ${address}`, t.value);
