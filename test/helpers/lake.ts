@@ -24,3 +24,18 @@ export const streamTable = (dataDir: string, stream: string) =>
  */
 export const newestVersions = (dataDir: string, stream: string, key: string) =>
   `(select * from ${streamTable(dataDir, stream)} qualify row_number() over (partition by ${key} order by filename desc) = 1)`;
+
+/** Rows of a stream's raw lake that are exact copies of another (lineage columns aside): there must be none. */
+export async function duplicateRows(dataDir: string, stream: string): Promise<number> {
+  const rows = await queryLake(
+    `select * exclude (_run_id, _extracted_at, filename) from ${streamTable(dataDir, stream)}`,
+  );
+  const seen = new Set<string>();
+  let duplicates = 0;
+  for (const row of rows) {
+    const text = JSON.stringify(row);
+    if (seen.has(text)) duplicates++;
+    else seen.add(text);
+  }
+  return duplicates;
+}

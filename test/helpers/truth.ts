@@ -1,6 +1,7 @@
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { Pipeline } from '../../src/extract/pipeline.ts';
 import { fetchJson, walk } from './emulator.ts';
+import { newestVersions, queryLake, streamTable } from './lake.ts';
 
 /** Per stream, per partition (its identifying value): how many records, and the sum of their amount. */
 export type Totals = Record<string, Record<string, { rows: number; sum: string }>>;
@@ -67,3 +68,52 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
   }
   return totals;
 }
+
+/** The same totals as `truthOf`, read back from the lake with DuckDB (newest version per key). */
+export async function lakeTotals(
+  dataDir: string,
+  streams: readonly string[] = CORE_STREAMS,
+): Promise<Totals> {
+  const specs: [stream: string, key: string, partition: string, amount: string][] = [
+    ['rewards', 'subject, utxoId', 'subject', 'reward.amount'],
+    ['delegators', 'subject, txHash', 'subject', 'amountDelegated'],
+    ['utxos', 'chain, address, utxoId', "chain || ' ' || address", 'coalesce(amount, asset.amount)'],
+    ['staking_transactions', 'address, txHash', 'address', 'coalesce(amountStaked[1].amount, 0)'],
+    ['erc20_transfers', 'chain, address, txHash, logIndex', "chain || ' ' || address", 'valueExact::hugeint'],
+    ['icm_messages', 'address, messageId', 'address', 'messageNonceExact::hugeint'],
+    ['validators', 'subnet, nodeID', 'subnet', 'weight'],
+  ];
+  const totals: Totals = {};
+  for (const [stream, key, partition, amount] of specs.filter(([s]) => streams.includes(s))) {
+    // Validators are snapshots: the truth is each subnet's newest one.
+    const from =
+      stream === 'validators'
+        ? `(select * from ${streamTable(dataDir, stream)} qualify _snapshot_at = max(_snapshot_at) over (partition by subnet))`
+        : newestVersions(dataDir, stream, key);
+    const rows = await queryLake(
+      `select ${partition} as p, count(*)::int as n, sum(${amount})::varchar as s from ${from} group by all`,
+    );
+    totals[stream] = Object.fromEntries(
+      rows.map((r) => [r.p as string, { rows: r.n as number, sum: (r.s as string).replace(/\.0+$/, '') }]),
+    );
+  }
+  return totals;
+}
+
+export const CORE_STREAMS = [
+  'rewards',
+  'delegators',
+  'staking_transactions',
+  'utxos',
+  'erc20_transfers',
+  'icm_messages',
+  'validators',
+];
+/** Totals in a stable order, for deep equality. */
+export const sorted = (t: Totals) =>
+  Object.fromEntries(
+    CORE_STREAMS.map((s) => [
+      s,
+      Object.fromEntries(Object.entries(t[s] ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))),
+    ]),
+  );
