@@ -1,8 +1,9 @@
 import type { CommandModule } from 'yargs';
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
+import { createFetcher } from '../extract/fetcher.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { createLogger } from '../extract/log.ts';
-import { type RunSummary, runExtract } from '../extract/run.ts';
+import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
 import { LakeCorruptError, LockHeldError } from '../load/index.ts';
 import { EXIT } from './exit.ts';
 import { VERSION } from './version.ts';
@@ -65,8 +66,22 @@ export function formatSummary(summary: RunSummary): string {
   lines.push(
     `run ${summary.runId}: ${summary.status}${summary.quota ? ` (${summary.quota}; the next run continues)` : ''}`,
   );
-  for (const p of summary.partitions.filter((x) => x.error))
-    lines.push(`  ${p.stream} ${JSON.stringify(p.partition)}: ${p.error}`);
+  // The same failure in many partitions (a rejected key, a host down) is one line, not one per partition.
+  const failures = new Map<string, PartitionSummary[]>();
+  for (const p of summary.partitions.filter((x) => x.error)) {
+    const what = (p.error as string).replace(/ \(stream .*\)$/, '');
+    failures.set(what, [...(failures.get(what) ?? []), p]);
+  }
+  for (const [what, list] of failures) {
+    const first = list[0] as PartitionSummary;
+    if (list.length === 1) lines.push(`  ${first.stream} ${JSON.stringify(first.partition)}: ${first.error}`);
+    else {
+      const streams = [...new Set(list.map((p) => p.stream))].join(', ');
+      lines.push(
+        `  ${list.length} partitions of ${streams}: ${what} (first: ${first.error?.slice(what.length + 2, -1)})`,
+      );
+    }
+  }
   return lines.join('\n');
 }
 
@@ -87,6 +102,11 @@ export const extractCommand: CommandModule<object, ExtractArgs> = {
       .option('api-key', { type: 'string', describe: 'Data API key (prefer AVALAKE_API_KEY)' })
       .option('full-refresh', { type: 'boolean', describe: 'Ignore checkpoints and read everything again' })
       .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
+      .option('retries', {
+        type: 'number',
+        describe:
+          'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
+      })
       .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
       .option('log-format', { choices: ['json', 'pretty'] as const, describe: 'Log lines on stderr' })
       .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
@@ -123,6 +143,13 @@ export async function extract(
     keyedOrigins: [new URL(config.pipeline.urls.data).origin],
     connectionsPerHost: Math.max(2, config.pipeline.concurrency),
   });
+  // Note: runExtract builds its own fetcher (and counts retries per partition) unless handed one; only a
+  // non-default retry count needs ours, and then the summary's retry column stays 0.
+  const fetcher =
+    config.retries === undefined
+      ? undefined
+      : createFetcher({ http, retries: config.retries, log: (event) => log({ ...event, msg: 'retrying' }) });
+  const redact = (text: string) => (config.apiKey ? text.split(config.apiKey).join('[redacted]') : text);
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
   process.once('SIGINT', onSignal);
@@ -137,16 +164,17 @@ export async function extract(
       wait: config.wait,
       log,
       signal: interrupt.signal,
+      ...(fetcher ? { fetcher } : {}),
     });
-    process.stdout.write(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`);
+    process.stdout.write(redact(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`));
     return exitCodeOf(summary);
   } catch (error) {
     if (error instanceof LockHeldError) {
-      process.stderr.write(`avalake: ${error.message}\nRun again with --wait to wait for it.\n`);
+      process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.locked;
     }
     if (error instanceof LakeCorruptError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
+      process.stderr.write(`avalake: ${redact(error.message)}\n`);
       return EXIT.failed;
     }
     const code = (error as NodeJS.ErrnoException).code;

@@ -5,6 +5,7 @@ import { emulatorCommand } from './emulator.ts';
 import { UsageError } from './errors.ts';
 import { EXIT } from './exit.ts';
 import { extractCommand } from './extract.ts';
+import { statusCommand } from './status.ts';
 import { verifyMessageCommand } from './verify-message.ts';
 import { VERSION } from './version.ts';
 
@@ -14,6 +15,7 @@ await yargs(hideBin(process.argv))
     '$0 <command> [options]\n\nMirror the Avalanche Data API, Metrics API and P-Chain RPC into a Parquet lake.',
   )
   .command(extractCommand)
+  .command(statusCommand)
   .command(emulatorCommand)
   .command(aggregateCommand)
   .command(verifyMessageCommand)

@@ -1,8 +1,11 @@
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { constants } from 'node:fs';
+import { access, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { RETRY_COUNT } from './fetcher.ts';
 import { type Pipeline, PipelineSchema } from './pipeline.ts';
 import type { StreamDefinition } from './stream.ts';
+import { MAX_METRICS_PAGE_SIZE, MAX_PAGE_SIZE } from './streams/fields.ts';
 import { STREAMS } from './streams/index.ts';
 
 /** A mistake in the configuration: one clear line for the user, exit 2, nothing written. */
@@ -21,6 +24,8 @@ export interface ExtractFlags {
   apiKey?: string;
   fullRefresh?: boolean;
   wait?: boolean;
+  /** Attempts after the first for a retryable failure (default RETRY_COUNT). */
+  retries?: number;
 }
 
 /** Everything a run needs, resolved once: flag, then AVALAKE_* environment variable, then file, then default. */
@@ -32,6 +37,8 @@ export interface ExtractConfig {
   apiKey?: string;
   fullRefresh: boolean;
   wait: boolean;
+  /** Set only when asked for (flag or AVALAKE_RETRIES); the fetcher's default otherwise. */
+  retries?: number;
 }
 
 export const DEFAULT_PIPELINE = 'pipelines/demo.json';
@@ -54,29 +61,161 @@ export async function resolveExtractConfig(
       node: flags.nodeUrl ?? env.AVALAKE_NODE_URL,
     }),
   };
-  const parsed = PipelineSchema.safeParse({
-    ...raw,
-    urls,
-    name: raw.name ?? basename(pipelinePath, '.json'),
-  });
+  const input = { ...raw, urls, name: raw.name ?? basename(pipelinePath, '.json') };
+  const parsed = PipelineSchema.safeParse(input);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(top level)'}: ${i.message}`);
+    const problems = parsed.error.issues.map((i) => `  ${describeIssue(i, input)}`);
     throw new ConfigError(
       `${pipelinePath} is not a valid pipeline:\n${problems.join('\n')}\nSee pipelines/pipeline.schema.json for every field.`,
     );
   }
   const pipeline = parsed.data;
+  checkPageSizes(pipelinePath, pipeline);
+  checkMetrics(pipelinePath, raw, pipeline);
   const streamList = flags.streams ?? env.AVALAKE_STREAMS;
-  const names = streamList !== undefined ? splitList(streamList) : pipeline.streams;
+  const names = streamList !== undefined ? splitStreams(streamList) : pipeline.streams;
+  const streams = selectStreams(names, pipeline);
+  const dataDir = flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
+  await checkDataDir(dataDir);
+  const retries = flags.retries ?? parseRetries(env.AVALAKE_RETRIES);
+  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0 || retries > 100))
+    throw new ConfigError(
+      `--retries ${retries} is not allowed: give a whole number from 0 to 100 (default ${RETRY_COUNT})`,
+    );
   return Object.freeze({
     pipelinePath,
     pipeline,
-    streams: selectStreams(names, pipeline),
-    dataDir: flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data',
-    ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY }),
+    streams,
+    dataDir,
+    ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY, retries }),
     fullRefresh: flags.fullRefresh ?? env.AVALAKE_FULL_REFRESH === '1',
     wait: flags.wait ?? false,
   });
+}
+
+function parseRetries(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  if (!/^\d+$/.test(text.trim()))
+    throw new ConfigError(`AVALAKE_RETRIES="${text}" is not a number: give a whole number from 0 to 100`);
+  return Number(text);
+}
+
+/** One line per zod issue: where, what was given, and what is expected. */
+function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
+  const where = issue.path.map(String).join('.') || '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    const known = issue.path.length === 0 ? Object.keys(PipelineSchema.in.shape) : undefined;
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}${
+      known ? `; known keys: ${known.join(', ')}` : '; check its spelling against the schema'
+    }`;
+  }
+  const given = valueAt(raw, issue.path);
+  const got = given === undefined ? 'missing' : `got ${shown(given)}`;
+  return `${where}: ${got}; expected ${expectation(issue.message)}`;
+}
+
+/** zod's default messages ("Invalid input: expected array, received string") without their preamble. */
+const expectation = (message: string) =>
+  message
+    .replace(/^(Invalid input|Invalid option|Too small|Too big|Invalid string|Invalid number): /, '')
+    .replace(/^expected /, '')
+    .replace(/, received \w+$/, '')
+    .replace(/"\|"/g, '", "');
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
+}
+
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}
+
+/** The largest page each stream's endpoint allows; streams read over the node RPC do not page. */
+export function maxPageSizeOf(stream: StreamDefinition): number | undefined {
+  if (stream.name === 'metrics') return MAX_METRICS_PAGE_SIZE;
+  return stream.name === 'validators' || stream.name === 'validator_delegators' ? undefined : MAX_PAGE_SIZE;
+}
+
+/** A page size the service would refuse is a configuration mistake, caught before any request. */
+function checkPageSizes(path: string, pipeline: Pipeline): void {
+  for (const [name, size] of Object.entries(pipeline.pageSize)) {
+    const stream = STREAMS.find((s) => s.name === name);
+    if (!stream)
+      throw new ConfigError(
+        `${path}: pageSize names unknown stream "${name}"; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
+      );
+    const max = maxPageSizeOf(stream);
+    if (max === undefined)
+      throw new ConfigError(
+        `${path}: pageSize.${name} is not allowed: ${name} is read over the node RPC, which does not page; remove it`,
+      );
+    if (size > max)
+      throw new ConfigError(
+        `${path}: pageSize.${name} is ${size}, over the maximum of ${max} that its endpoint allows; use at most ${max}, or leave it out for the maximum`,
+      );
+  }
+}
+
+/**
+ * Day-only metrics (§4.18) are skipped for other intervals. That is silent when the metric list is the
+ * default (all metrics); a metric the pipeline names explicitly that no interval can serve is a mistake.
+ */
+function checkMetrics(path: string, raw: RawPipeline, pipeline: Pipeline): void {
+  const named = (raw.metrics as { metrics?: unknown } | undefined)?.metrics;
+  if (!Array.isArray(named) || pipeline.metrics.chains.length === 0) return;
+  const metricsStream = STREAMS.find((s) => s.name === 'metrics');
+  if (!metricsStream) return;
+  const served = new Set(metricsStream.partitions(pipeline).map((p) => p.metric));
+  const unserved = pipeline.metrics.metrics.filter((m) => !served.has(m));
+  if (unserved.length > 0) {
+    throw new ConfigError(
+      `${path}: metric${unserved.length > 1 ? 's' : ''} ${unserved.join(', ')} exist${unserved.length > 1 ? '' : 's'} only at interval "day", ` +
+        `but metrics.intervals is ${JSON.stringify(pipeline.metrics.intervals)}; add "day" to metrics.intervals or remove the metric`,
+    );
+  }
+}
+
+/**
+ * The data directory must be a directory we can create files in, or creatable: checked before anything
+ * is written, so a mistake there creates nothing.
+ */
+async function checkDataDir(dataDir: string): Promise<void> {
+  if (dataDir.trim() === '') throw new ConfigError('--data-dir is empty: name a directory such as "data"');
+  let at = resolve(dataDir);
+  for (;;) {
+    const info = await stat(at).catch((error: NodeJS.ErrnoException) => {
+      // ENOTDIR: some ancestor is a file; walking up finds it and says so.
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw new ConfigError(
+        `the data directory ${dataDir} cannot be used: ${at} is not reachable (${error.code}); choose another with --data-dir`,
+      );
+    });
+    if (info === undefined) {
+      const parent = dirname(at);
+      if (parent === at) break;
+      at = parent;
+      continue;
+    }
+    if (!info.isDirectory()) {
+      throw new ConfigError(
+        `the data directory ${dataDir} cannot be created: ${at} is a file, not a directory; choose another with --data-dir`,
+      );
+    }
+    try {
+      await access(at, constants.W_OK | constants.X_OK);
+    } catch {
+      throw new ConfigError(
+        `the data directory ${dataDir} is not writable: no permission to write in ${at}; choose another with --data-dir or fix its permissions`,
+      );
+    }
+    return;
+  }
 }
 
 async function readPipelineFile(path: string): Promise<RawPipeline> {
@@ -104,7 +243,18 @@ async function readPipelineFile(path: string): Promise<RawPipeline> {
 
 /** The named streams (all known ones the pipeline feeds when none are named), or a ConfigError. */
 function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline): StreamDefinition[] {
-  if (names === undefined) return STREAMS.filter((s) => s.partitions(pipeline).length > 0);
+  if (names === undefined) {
+    const fed = STREAMS.filter((s) => s.partitions(pipeline).length > 0);
+    if (fed.length === 0)
+      throw new ConfigError(
+        'the pipeline feeds no stream: list addresses, node ids, subnets, EVM chains or metrics chains in it',
+      );
+    return fed;
+  }
+  if (names.length === 0)
+    throw new ConfigError(
+      `no stream named; name at least one, e.g. --streams ${STREAMS[0]?.name ?? 'rewards'}`,
+    );
   const unknown = names.filter((n) => !STREAMS.some((s) => s.name === n));
   if (unknown.length > 0) {
     throw new ConfigError(
@@ -115,17 +265,38 @@ function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline)
   const starved = chosen.filter((s) => s.partitions(pipeline).length === 0);
   if (starved.length > 0) {
     throw new ConfigError(
-      `stream ${starved.map((s) => s.name).join(', ')} has nothing to read: the pipeline lists no addresses, node ids, chains or metrics for it`,
+      starved
+        .map(
+          (s) =>
+            `stream ${s.name} has nothing to read: list ${FEEDS[s.name] ?? 'its inputs'} in the pipeline`,
+        )
+        .join('\n'),
     );
   }
   return chosen;
 }
 
-const splitList = (text: string) =>
-  text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+/** What a pipeline lists to feed each stream, for the "nothing to read" message. */
+const FEEDS: Record<string, string> = {
+  rewards: 'primary.addresses or primary.nodeIds',
+  delegators: 'primary.nodeIds or primary.addresses',
+  staking_transactions: 'primary.addresses',
+  utxos: 'primary.addresses',
+  erc20_transfers: 'evm.chains and evm.addresses',
+  icm_messages: 'icm.addresses',
+  metrics: 'metrics.chains',
+  validator_delegators: 'primary.nodeIds',
+};
+
+/** `--streams a,b`: an empty name (`a,,b`, `""`) is a typo, not "everything". */
+function splitStreams(text: string): string[] {
+  const names = text.split(',').map((s) => s.trim());
+  if (names.some((n) => n === ''))
+    throw new ConfigError(
+      `--streams "${text}" has an empty stream name; give comma-separated names such as --streams rewards,utxos`,
+    );
+  return names;
+}
 
 function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -86,9 +86,13 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let quota: QuotaExhaustedError | undefined;
 
-    const work = options.streams.flatMap((stream) =>
-      stream.partitions(options.pipeline).map((partition) => ({ stream, partition })),
-    );
+    // Unfinished work first: partitions never extracted or stopped mid-walk (by a quota, say) go ahead of
+    // those that only need a look for news, so a backfill spread over many quota-limited runs progresses.
+    const work = options.streams
+      .flatMap((stream) => stream.partitions(options.pipeline).map((partition) => ({ stream, partition })))
+      .map((item) => ({ item, unfinished: isUnfinished(lake.readCheckpoint(item.stream.name, item.partition)) }))
+      .sort((a, b) => Number(b.unfinished) - Number(a.unfinished))
+      .map(({ item }) => item);
     const results: PartitionSummary[] = [];
     let next = 0;
     const worker = async () => {
@@ -135,6 +139,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     await lake.close();
   }
 }
+
+const isUnfinished = (checkpoint: Readonly<Record<string, unknown>> | undefined) =>
+  checkpoint === undefined || checkpoint.window !== undefined;
 
 interface PartitionWork {
   stream: StreamDefinition;

@@ -8,6 +8,7 @@ import {
   type FileTable,
   isSafeSegment,
   type LakePaths,
+  lakePaths,
   type Partition,
   partitionId,
   seqOfCommitFile,
@@ -216,4 +217,44 @@ async function readCommits(dir: string): Promise<CommitRecord[]> {
     records.push(result.data);
   }
   return records.sort((a, b) => a.seq - b.seq);
+}
+
+/**
+ * Every commit record of a data directory by stream, in sequence order, read-only: no lock, no recovery,
+ * tmp files left alone. Safe while a run writes, since a record appears whole by rename (`avalake status`).
+ */
+export async function readCommitLog(dataDir: string): Promise<Map<string, CommitRecord[]>> {
+  const paths = lakePaths(dataDir);
+  const byStream = new Map<string, CommitRecord[]>();
+  for (const stream of (await listDir(join(paths.lakeDir, '_commits'))).filter(isSafeSegment)) {
+    const dir = paths.commitsDir(stream);
+    const records: CommitRecord[] = [];
+    for (const name of await listDir(dir)) {
+      if (seqOfCommitFile(name) === undefined) continue;
+      const path = join(dir, name);
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (cause) {
+        throw new LakeCorruptError(`commit record ${name} is not JSON`, path, { cause });
+      }
+      const result = commitRecordSchema.safeParse(parsed);
+      if (!result.success)
+        throw new LakeCorruptError(`commit record ${name} is malformed: ${result.error.message}`, path);
+      records.push(result.data);
+    }
+    if (records.length > 0)
+      byStream.set(
+        stream,
+        records.sort((a, b) => a.seq - b.seq),
+      );
+  }
+  return byStream;
 }

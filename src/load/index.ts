@@ -1,6 +1,12 @@
 export { arrowSchemaOf, BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
 export { LakeSchemaError } from './columns.ts';
-export type { Checkpoint, CommitRecord, CommittedFile, RecoveryReport } from './commit.ts';
+export {
+  type Checkpoint,
+  type CommitRecord,
+  type CommittedFile,
+  type RecoveryReport,
+  readCommitLog,
+} from './commit.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export { type Lake, type OpenLakeOptions, openLake } from './lake.ts';

@@ -1,0 +1,248 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CommandModule } from 'yargs';
+import {
+  type CommitRecord,
+  LakeCorruptError,
+  type LockHolder,
+  readCommitLog,
+  readLockHolder,
+} from '../load/index.ts';
+import { EXIT } from './exit.ts';
+
+interface StatusArgs {
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** Where one partition stands, from its commit records alone. */
+export interface PartitionStatus {
+  stream: string;
+  partition: Readonly<Record<string, string>>;
+  commits: number;
+  lastSeq: number;
+  lastCommitAt: string;
+  /** Seconds since the last commit. */
+  ageSeconds: number;
+  lastRunId: string;
+  /** The newest commit's checkpoint (null: none yet, e.g. rejects only). */
+  checkpoint: Readonly<Record<string, unknown>> | null;
+  /** Data rows committed in total, every version of every record. */
+  rows: number;
+  rejects: number;
+}
+
+export interface LakeStatus {
+  dataDir: string;
+  /** False when nothing was ever committed here (no data directory, or no commit yet). */
+  extracted: boolean;
+  /** The lock file's holder: a run in progress (or a stale lock the next run will take over). */
+  lockedBy: LockHolder | null;
+  partitions: PartitionStatus[];
+}
+
+/**
+ * Reads where every partition stands, without the writer lock: commit records appear whole (by rename),
+ * so this is safe while an extract runs; it only ever reads.
+ */
+export async function readStatus(dataDir: string, now = Date.now()): Promise<LakeStatus> {
+  const log = await readCommitLog(dataDir);
+  const partitions: PartitionStatus[] = [];
+  for (const [stream, records] of log) {
+    const byPartition = new Map<string, CommitRecord[]>();
+    for (const record of records) {
+      const id = partitionText(record.partition);
+      byPartition.set(id, [...(byPartition.get(id) ?? []), record]);
+    }
+    for (const list of byPartition.values()) {
+      const last = list[list.length - 1] as CommitRecord;
+      const sum = (table: 'data' | 'rejects') =>
+        list.reduce(
+          (n, r) => n + r.files.filter((f) => f.table === table).reduce((m, f) => m + f.rows, 0),
+          0,
+        );
+      partitions.push({
+        stream,
+        partition: last.partition,
+        commits: list.length,
+        lastSeq: last.seq,
+        lastCommitAt: last.committedAt,
+        ageSeconds: Math.max(0, Math.round((now - Date.parse(last.committedAt)) / 1000)),
+        lastRunId: last.runId,
+        checkpoint: last.checkpoint,
+        rows: sum('data'),
+        rejects: sum('rejects'),
+      });
+    }
+  }
+  partitions.sort((a, b) =>
+    a.stream !== b.stream
+      ? a.stream < b.stream
+        ? -1
+        : 1
+      : partitionText(a.partition) < partitionText(b.partition)
+        ? -1
+        : 1,
+  );
+  return {
+    dataDir,
+    extracted: partitions.length > 0,
+    lockedBy: (await readLockHolder(join(dataDir, 'avalake.lock'))) ?? null,
+    partitions,
+  };
+}
+
+/** `chain=43114 address=0x7a…9f3c`: the partition's keys but the network, long values shortened. */
+export function partitionText(partition: Readonly<Record<string, string>>): string {
+  const keys = Object.keys(partition).filter((k) => k !== 'network');
+  return keys.length === 0 ? '-' : keys.map((k) => `${k}=${shorten(partition[k] ?? '')}`).join(' ');
+}
+
+const shorten = (text: string, keep = 10) =>
+  text.length > keep * 2 + 1 ? `${text.slice(0, keep)}…${text.slice(-6)}` : text;
+
+/** A checkpoint in a few words: cursor, head, since and snapshotAt readable; a walk in progress says so. */
+export function checkpointText(checkpoint: Readonly<Record<string, unknown>> | null): string {
+  if (checkpoint === null) return '-';
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(checkpoint)) {
+    // The boundary keys and open-record hashes are bookkeeping; their count is enough.
+    if (key === 'boundary') continue;
+    if (key === 'window') parts.push('paging');
+    else if (typeof value === 'number') parts.push(`${key}=${timeOrNumber(value)}`);
+    else if (typeof value === 'string') parts.push(`${key}=${keyText(value)}`);
+    else if (Array.isArray(value)) parts.push(`${key}=${value.length}`);
+    else if (value && typeof value === 'object') parts.push(`${key}=${Object.keys(value).length}`);
+  }
+  return parts.join(' ') || '-';
+}
+
+/** A record key as the walks store it (a JSON array of its primary-key values), shortened. */
+function keyText(value: string): string {
+  try {
+    const parts = JSON.parse(value) as unknown;
+    if (Array.isArray(parts)) return parts.map((v) => shorten(String(v), 8)).join('/');
+  } catch {
+    // Not JSON: an opaque token.
+  }
+  return shorten(value, 8);
+}
+
+/** Unix seconds or milliseconds as a UTC time to the minute; block numbers and the like as they are. */
+function timeOrNumber(n: number): string {
+  const ms = n >= 1e12 && n < 1e14 ? n : n >= 1e9 && n < 1e11 ? n * 1000 : undefined;
+  return ms === undefined ? String(n) : `${new Date(ms).toISOString().slice(0, 16)}Z`;
+}
+
+/** `45s`, `12m`, `3h 5m`, `2d 4h`. */
+export function ageText(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`;
+}
+
+export function formatStatus(status: LakeStatus): string {
+  const lines: string[] = [];
+  if (!status.extracted) {
+    lines.push(
+      `nothing extracted yet into ${status.dataDir}: no commits. Run "avalake extract [pipeline] --data-dir ${status.dataDir}" first.`,
+    );
+  } else {
+    const header = [
+      'stream',
+      'partition',
+      'commits',
+      'last',
+      'committed',
+      'age',
+      'rows',
+      'rejects',
+      'checkpoint',
+    ];
+    const rows = status.partitions.map((p) => [
+      p.stream,
+      partitionText(p.partition),
+      String(p.commits),
+      `#${p.lastSeq}`,
+      `${p.lastCommitAt.slice(0, 19)}Z`,
+      ageText(p.ageSeconds),
+      String(p.rows),
+      String(p.rejects),
+      checkpointText(p.checkpoint),
+    ]);
+    const numeric = new Set([2, 3, 5, 6, 7]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+    const line = (cells: string[]) =>
+      cells
+        .map((c, i) =>
+          i === cells.length - 1
+            ? c
+            : numeric.has(i)
+              ? c.padStart(widths[i] as number)
+              : c.padEnd(widths[i] as number),
+        )
+        .join('  ');
+    lines.push(line(header), ...rows.map(line));
+    const streams = new Set(status.partitions.map((p) => p.stream)).size;
+    const total = status.partitions.reduce((n, p) => n + p.rows, 0);
+    const rejects = status.partitions.reduce((n, p) => n + p.rejects, 0);
+    const freshest = Math.min(...status.partitions.map((p) => p.ageSeconds));
+    const stalest = Math.max(...status.partitions.map((p) => p.ageSeconds));
+    lines.push(
+      `${streams} stream${streams === 1 ? '' : 's'}, ${status.partitions.length} partitions, ${total} rows, ${rejects} rejects; ` +
+        `newest commit ${ageText(freshest)} ago, oldest partition last committed ${ageText(stalest)} ago`,
+    );
+  }
+  if (status.lockedBy) {
+    const h = status.lockedBy;
+    lines.push(`a run holds the data directory: pid ${h.pid} on ${h.hostname} since ${h.since}`);
+  }
+  return lines.join('\n');
+}
+
+export const statusCommand: CommandModule<object, StatusArgs> = {
+  command: 'status',
+  describe: 'Where each stream and partition stands: last commit, checkpoint, rows, rejects, freshness',
+  builder: (y) =>
+    y
+      .option('data-dir', { type: 'string', describe: 'Data directory (default data; AVALAKE_DATA_DIR)' })
+      .option('json', { type: 'boolean', describe: 'Print JSON instead of a table' }),
+  handler: async (args) => {
+    process.exitCode = await status(args, process.env);
+  },
+};
+
+/**
+ * The whole command, returning its exit code. A missing data directory is not an error: nothing was
+ * extracted yet (exit 0, and `extracted: false` in JSON); a path that is not a directory is (exit 2).
+ */
+export async function status(
+  args: StatusArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  now = Date.now(),
+): Promise<number> {
+  const dataDir = args.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
+  const info = await stat(dataDir).catch(() => undefined);
+  if (info && !info.isDirectory()) {
+    process.stderr.write(`avalake: ${dataDir} is not a directory; name the data directory with --data-dir\n`);
+    return EXIT.usage;
+  }
+  let result: LakeStatus;
+  try {
+    result = await readStatus(dataDir, now);
+  } catch (error) {
+    if (error instanceof LakeCorruptError) {
+      process.stderr.write(`avalake: ${error.message} (${error.path})\n`);
+      return EXIT.failed;
+    }
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'ENOTDIR') {
+      process.stderr.write(`avalake: cannot read ${dataDir} (${code}); check its permissions\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+  process.stdout.write(`${args.json ? JSON.stringify(result, null, 2) : formatStatus(result)}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,256 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ageText, checkpointText, type LakeStatus, readStatus, status } from '../../src/cli/status.ts';
+import type { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import type { RunSummary } from '../../src/extract/run.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+
+/** Runs `status` in-process, capturing its output. */
+async function runStatus(args: { dataDir?: string; json?: boolean }, now?: number) {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    return { code: await status(args, {}, now), stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+const keyOf = (stream: string, partition: Record<string, string>) =>
+  `${stream} ${JSON.stringify(Object.entries(partition).sort())}`;
+
+/** Rows and rejects per partition, summed over runs. */
+function totalsOf(...summaries: RunSummary[]) {
+  const totals = new Map<string, { rows: number; rejects: number }>();
+  for (const s of summaries)
+    for (const p of s.partitions) {
+      const t = totals.get(keyOf(p.stream, p.partition)) ?? { rows: 0, rejects: 0 };
+      totals.set(keyOf(p.stream, p.partition), { rows: t.rows + p.rows, rejects: t.rejects + p.rejects });
+    }
+  return totals;
+}
+
+describe('avalake status', () => {
+  let emulator: Emulator;
+  let workspace: ReturnType<typeof demoWorkspace>;
+
+  beforeAll(async () => {
+    emulator = await startEmulator();
+    // One partition or two of every strategy: cursor, newest-first, snapshot.
+    workspace = demoWorkspace(emulator, (raw) => {
+      const p = raw as ReturnType<typeof demoPipelineOf> & Record<string, unknown>;
+      p.primary.addresses = p.primary.addresses.slice(0, 1);
+      p.primary.nodeIds = p.primary.nodeIds.slice(0, 1);
+      p.primary.subnets = p.primary.subnets.slice(0, 1);
+      p.evm = { chains: p.evm.chains.slice(0, 1), addresses: p.evm.addresses.slice(0, 1) };
+      p.icm.addresses = p.icm.addresses.slice(0, 1);
+      raw.metrics = {
+        chains: p.metrics.chains.slice(0, 1),
+        metrics: ['txCount', 'avgTps'],
+        intervals: ['day'],
+      };
+    });
+  });
+  afterAll(() => emulator.close());
+
+  it('says nothing was extracted yet for a missing data directory, and exits 0', async () => {
+    const dataDir = join(workspace.dir, 'never');
+    const table = await runStatus({ dataDir });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/nothing extracted yet into .*never: no commits\. Run "avalake extract/);
+    const json = await runStatus({ dataDir, json: true });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ dataDir, extracted: false, lockedBy: null, partitions: [] });
+  });
+
+  it('refuses a data directory that is a file: exit 2', async () => {
+    const out = await runStatus({ dataDir: workspace.pipelinePath });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toMatch(/pipeline\.json is not a directory/);
+  });
+
+  it('reads the commit log while an extract holds the lock and writes', async () => {
+    const dataDir = join(workspace.dir, 'concurrent');
+    const run = extractOnce(workspace.pipelinePath, dataDir);
+    let finished = false;
+    void run.finally(() => {
+      finished = true;
+    });
+    const seen: number[] = [];
+    while (!finished) {
+      const s = await readStatus(dataDir);
+      seen.push(s.partitions.length);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const summary = await run;
+    expect(summary.status).toBe('ok');
+    // Partitions only ever appear, never flicker, and status never failed on a half-written record.
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect((await readStatus(dataDir)).partitions).toHaveLength(summary.partitions.length);
+  });
+
+  it('reports every partition of a real extract: commits, rows, rejects, checkpoint, freshness', async () => {
+    const first = await extractOnce(workspace.pipelinePath, workspace.dataDir);
+    expect(first.status).toBe('ok');
+    emulator.advance(86_400);
+    const second = await extractOnce(workspace.pipelinePath, workspace.dataDir);
+    expect(second.status).toBe('ok');
+
+    const now = Date.now() + 300_000;
+    const out = await runStatus({ dataDir: workspace.dataDir, json: true }, now);
+    expect(out.code).toBe(0);
+    const report = JSON.parse(out.stdout) as LakeStatus;
+    expect(report.extracted).toBe(true);
+    expect(report.lockedBy).toBeNull();
+
+    const expected = totalsOf(first, second);
+    expect(new Set(report.partitions.map((p) => keyOf(p.stream, p.partition)))).toEqual(
+      new Set(expected.keys()),
+    );
+    expect(new Set(report.partitions.map((p) => p.stream))).toEqual(
+      new Set([
+        'rewards',
+        'delegators',
+        'staking_transactions',
+        'utxos',
+        'erc20_transfers',
+        'icm_messages',
+        'metrics',
+        'validators',
+        'validator_delegators',
+      ]),
+    );
+    for (const p of report.partitions) {
+      const want = expected.get(keyOf(p.stream, p.partition));
+      expect({ rows: p.rows, rejects: p.rejects }, keyOf(p.stream, p.partition)).toEqual(want);
+      // The newest commit record on disk is the partition's checkpoint.
+      const record = JSON.parse(
+        readFileSync(
+          join(
+            workspace.dataDir,
+            'lake',
+            '_commits',
+            p.stream,
+            `${String(p.lastSeq).padStart(10, '0')}.json`,
+          ),
+          'utf8',
+        ),
+      );
+      expect(record.partition).toEqual(p.partition);
+      expect(p.checkpoint).toEqual(record.checkpoint);
+      expect(p.lastCommitAt).toBe(record.committedAt);
+      expect(p.commits).toBeGreaterThanOrEqual(1);
+      expect(p.ageSeconds).toBeGreaterThanOrEqual(300);
+      expect(p.ageSeconds).toBeLessThan(400);
+    }
+    const total = report.partitions.reduce((n, p) => n + p.rows, 0);
+    expect(total).toBe([...expected.values()].reduce((n, t) => n + t.rows, 0));
+    expect(total).toBeGreaterThan(0);
+
+    const table = await runStatus({ dataDir: workspace.dataDir }, now);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(
+      /^stream\s+partition\s+commits\s+last\s+committed\s+age\s+rows\s+rejects\s+checkpoint$/,
+    );
+    expect(lines).toHaveLength(report.partitions.length + 2);
+    expect(table.stdout).toMatch(
+      /^validators\s+subnet=primary\s.*\s5m\s.*snapshotAt=\d{4}-\d\d-\d\dT\d\d:\d\dZ$/m,
+    );
+    expect(table.stdout).toMatch(/^staking_transactions\s.*cursor=\d{4}-\d\d-\d\dT\d\d:\d\dZ$/m);
+    expect(table.stdout).toMatch(/^metrics\s+chain=\S+ metric=avgTps interval=day\s.*head=/m);
+    expect(lines.at(-1)).toBe(
+      `9 streams, ${report.partitions.length} partitions, ${total} rows, 0 rejects; newest commit 5m ago, oldest partition last committed 5m ago`,
+    );
+  });
+
+  it('shows a run in progress from the lock file, without taking or touching it', async () => {
+    const lockFile = join(workspace.dataDir, 'avalake.lock');
+    mkdirSync(workspace.dataDir, { recursive: true });
+    const holder = {
+      pid: process.pid,
+      hostname: hostname(),
+      since: '2026-11-02T00:00:00.000Z',
+      command: 'x',
+      token: 't',
+    };
+    writeFileSync(lockFile, JSON.stringify(holder));
+    const out = await runStatus({ dataDir: workspace.dataDir });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(
+      `a run holds the data directory: pid ${process.pid} on ${hostname()} since 2026-11-02`,
+    );
+    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toEqual(holder);
+  });
+
+  it('runs as a process: exit 0 and JSON on stdout', async () => {
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [
+        'bin/avalake.js',
+        'status',
+        '--data-dir',
+        workspace.dataDir,
+        '--json',
+      ]);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as LakeStatus).partitions.length).toBeGreaterThan(10);
+  }, 20_000);
+});
+
+describe('status formatting', () => {
+  it('writes ages a person reads at a glance', () => {
+    expect([0, 59, 60, 3599, 3600, 3 * 3600 + 5 * 60, 86_400, 2 * 86_400 + 4 * 3600].map(ageText)).toEqual([
+      '0s',
+      '59s',
+      '1m',
+      '59m',
+      '1h 0m',
+      '3h 5m',
+      '1d 0h',
+      '2d 4h',
+    ]);
+  });
+
+  it('shortens checkpoints: times readable, bookkeeping counted, a walk in progress named', () => {
+    expect(checkpointText(null)).toBe('-');
+    expect(checkpointText({ cursor: 1_793_577_600, boundary: ['a', 'b'] })).toBe('cursor=2026-11-02T00:00Z');
+    expect(checkpointText({ cursor: 4_123_456, boundary: [], window: { pageToken: 'x' } })).toBe(
+      'cursor=4123456 paging',
+    );
+    expect(checkpointText({ snapshotAt: 1_793_577_600_000 })).toBe('snapshotAt=2026-11-02T00:00Z');
+    expect(
+      checkpointText({
+        head: '["0xabcdef0123456789abcdef",3]',
+        since: 1_793_577_600,
+        open: { a: '1', b: '2' },
+      }),
+    ).toBe('head=0xabcdef…abcdef/3 since=2026-11-02T00:00Z open=2');
+    expect(checkpointText({ window: { pageToken: 'x' }, head: 'opaque-token-0123456789' })).toBe(
+      'paging head=opaque-t…456789',
+    );
+  });
+});

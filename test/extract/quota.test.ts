@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { exitCodeOf } from '../../src/cli/extract.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { createHttpClient } from '../../src/extract/http.ts';
+import { PipelineSchema } from '../../src/extract/pipeline.ts';
+import { runExtract } from '../../src/extract/run.ts';
+import { STREAMS } from '../../src/extract/streams/index.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace } from '../helpers/extract.ts';
+import { duplicateRows } from '../helpers/lake.ts';
+import { lakeTotals, truthOf } from '../helpers/truth.ts';
+
+/** The emulator's "day" lasts this many real seconds, so a quota resets within the test. */
+const DAY_SECONDS = 3;
+
+let emulator: Emulator | undefined;
+afterAll(() => emulator?.close());
+
+describe('a per-day compute-unit quota', () => {
+  it('spreads a backfill over several runs, each exiting 0 with progress, ending equal to the truth', async () => {
+    // 3,000 CUs a "day": thirty 100-CU reward or staking pages. The backfill needs several days.
+    emulator = await startEmulator({
+      rateLimit: `minute=1,day=${DAY_SECONDS},perMinute=1000000,perDay=3000`,
+    });
+    // Streams whose records are final once read: an up-to-date partition costs one page a run.
+    const names = ['staking_transactions', 'rewards'];
+    const workspace = demoWorkspace(emulator, (p) => {
+      p.pageSize = { staking_transactions: 5, rewards: 5 };
+    });
+    const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));
+    const streams = STREAMS.filter((s) => names.includes(s.name));
+    const http = createHttpClient({ userAgent: 'avalake/test' });
+    const runs: { status: string; rows: number; quota?: string }[] = [];
+    try {
+      for (let day = 0; day < 30; day++) {
+        const summary = await runExtract({
+          pipeline,
+          streams,
+          dataDir: workspace.dataDir,
+          http,
+          // A reset further away than this is a spent quota: stop cleanly instead of waiting.
+          maxRateWaitMs: 200,
+        });
+        runs.push({
+          status: summary.status,
+          rows: summary.partitions.reduce((n, p) => n + p.rows, 0),
+          ...(summary.quota ? { quota: summary.quota } : {}),
+        });
+        expect(exitCodeOf(summary)).toBe(0);
+        if (summary.status === 'ok') break;
+        await sleep(DAY_SECONDS * 1000);
+      }
+    } finally {
+      await http.close();
+    }
+    expect(runs.length).toBeGreaterThan(2);
+    expect(runs.at(-1)?.status).toBe('ok');
+    for (const run of runs.slice(0, -1)) {
+      expect(run.status).toBe('quota');
+      expect(run.quota).toMatch(/compute-unit quota .* \(3000 CUs\) is spent; it resets at /);
+      expect(run.rows).toBeGreaterThan(0);
+    }
+    for (const name of names) expect(await duplicateRows(workspace.dataDir, name)).toBe(0);
+    const lake = await lakeTotals(workspace.dataDir, names);
+    const truth = await truthOf(emulator, pipeline);
+    for (const name of names) expect(lake[name]).toEqual(truth[name]);
+  }, 180_000);
+});
