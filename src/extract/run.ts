@@ -90,7 +90,10 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     // those that only need a look for news, so a backfill spread over many quota-limited runs progresses.
     const work = options.streams
       .flatMap((stream) => stream.partitions(options.pipeline).map((partition) => ({ stream, partition })))
-      .map((item) => ({ item, unfinished: isUnfinished(lake.readCheckpoint(item.stream.name, item.partition)) }))
+      .map((item) => ({
+        item,
+        unfinished: isUnfinished(lake.readCheckpoint(item.stream.name, item.partition)),
+      }))
       .sort((a, b) => Number(b.unfinished) - Number(a.unfinished))
       .map(({ item }) => item);
     const results: PartitionSummary[] = [];

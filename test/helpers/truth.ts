@@ -7,8 +7,10 @@ import { newestVersions, queryLake, streamTable } from './lake.ts';
 export type Totals = Record<string, Record<string, { rows: number; sum: string }>>;
 
 const add = (totals: Totals, stream: string, partition: string, amount: bigint | number | string) => {
-  totals[stream] ??= {};
-  const t = (totals[stream][partition] ??= { rows: 0, sum: '0' });
+  const byPartition = totals[stream] ?? {};
+  totals[stream] = byPartition;
+  const t = byPartition[partition] ?? { rows: 0, sum: '0' };
+  byPartition[partition] = t;
   t.rows++;
   t.sum = String(BigInt(t.sum) + BigInt(amount));
 };
