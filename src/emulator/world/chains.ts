@@ -31,6 +31,11 @@ export interface EvmChainInfo {
   token: { name: string; symbol: string; decimals: number };
   /** Seconds between blocks. */
   blockSeconds: number;
+  /**
+   * Seconds after the world's genesis at which the chain exists: its CreateChainTx on the P-Chain and
+   * its EVM block 0 both happen then (0 for the C-Chain, there from the start).
+   */
+  createdAfterGenesis: number;
 }
 
 const L1_TEMPLATES = [
@@ -47,6 +52,7 @@ const L1_TEMPLATES = [
     symbol: 'HBR',
     kind: 'permissioned',
     blockSeconds: 6,
+    createdAfterGenesis: 5 * 3600,
   },
 ] as const;
 
@@ -66,6 +72,7 @@ export function evmChainsOf(seed: number, network: Network): EvmChainInfo[] {
     validatorSet: 'primary',
     token: { name: 'Avalanche', symbol: 'AVAX', decimals: 18 },
     blockSeconds: 2,
+    createdAfterGenesis: 0,
   };
   const l1s = L1_TEMPLATES.map(
     (t): EvmChainInfo => ({
@@ -79,6 +86,7 @@ export function evmChainsOf(seed: number, network: Network): EvmChainInfo[] {
       validatorSet: t.kind,
       token: { name: `${t.name.split(' ')[0]} Token`, symbol: t.symbol, decimals: 18 },
       blockSeconds: t.blockSeconds,
+      createdAfterGenesis: t.createdAfterGenesis,
     }),
   );
   return [cChain, ...l1s];
