@@ -45,6 +45,7 @@ const L1_TEMPLATES = [
     symbol: 'LKV',
     kind: 'l1',
     blockSeconds: 4,
+    createdAfterGenesis: 4 * 3600,
   },
   {
     name: 'Harbor Subnet',
