@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { parseClockSpec } from '../emulator/clock.ts';
 import { parseFaultSpec } from '../emulator/faults.ts';
 import { createEmulator } from '../emulator/index.ts';
-import { parseKeysSpec } from '../emulator/keys.ts';
+import { KEYS_ENV_VAR, parseKeysSpec } from '../emulator/keys.ts';
 import { parseRateLimitSpec } from '../emulator/limits.ts';
 import { parseScale, type Scale } from '../emulator/world/scale.ts';
 import { UsageError } from './errors.ts';
@@ -66,9 +66,10 @@ export const emulatorCommand: CommandModule<object, EmulatorArgs> = {
       .option('keys', {
         type: 'string',
         default: '',
-        describe: 'Known API keys, e.g. "KEY:pro,KEY2:free:deny=/v1/signatureAggregator"',
+        describe: `Known API keys, e.g. "KEY:pro,KEY2:free:deny=/v1/signatureAggregator" (or set ${KEYS_ENV_VAR}, kept off the command line)`,
       }),
   handler: async (args) => {
+    if (args.keys === '') args.keys = process.env[KEYS_ENV_VAR] ?? '';
     const scale = validate(args);
     const emulator = await createEmulator({
       host: args.host,

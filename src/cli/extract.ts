@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs';
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
-import { createFetcher } from '../extract/fetcher.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { createLogger } from '../extract/log.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
@@ -143,12 +142,6 @@ export async function extract(
     keyedOrigins: [new URL(config.pipeline.urls.data).origin],
     connectionsPerHost: Math.max(2, config.pipeline.concurrency),
   });
-  // Note: runExtract builds its own fetcher (and counts retries per partition) unless handed one; only a
-  // non-default retry count needs ours, and then the summary's retry column stays 0.
-  const fetcher =
-    config.retries === undefined
-      ? undefined
-      : createFetcher({ http, retries: config.retries, log: (event) => log({ ...event, msg: 'retrying' }) });
   const redact = (text: string) => (config.apiKey ? text.split(config.apiKey).join('[redacted]') : text);
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
@@ -164,7 +157,7 @@ export async function extract(
       wait: config.wait,
       log,
       signal: interrupt.signal,
-      ...(fetcher ? { fetcher } : {}),
+      ...(config.retries !== undefined ? { retries: config.retries } : {}),
     });
     process.stdout.write(redact(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`));
     return exitCodeOf(summary);

@@ -84,8 +84,9 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
         if (waitMs > maxWaitMs) throw exhausted(waitMs);
         waitedMs += waitMs;
         await sleep(waitMs, signal);
-        if (limit !== undefined) remaining = limit;
-        resetAt = 0;
+        // Note: no refill here. Waiters wake at different moments (resets are whole seconds); one that
+        // wakes late must not restore an allowance that earlier wakers have already spent. The check at
+        // the top of the loop refills once per window.
       }
       inFlight++;
       reserved += cost;

@@ -54,7 +54,13 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       } catch (error) {
         request.budget?.settle(request.cost, 0, {});
         if (request.signal?.aborted) throw new AbortError(request.signal.reason ?? (error as Error));
-        throw new RetryableError(`connection failed: ${(error as Error).message}`, at, {}, { cause: error });
+        const origin = new URL(request.url).origin;
+        throw new RetryableError(
+          `connection to ${origin} failed (${(error as Error).message}): is the service up, and is the URL in the pipeline or --base-url/--metrics-url/--node-url right?`,
+          at,
+          {},
+          { cause: error },
+        );
       }
       try {
         request.budget?.settle(request.cost, answer.status, answer.headers);

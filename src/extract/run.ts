@@ -22,6 +22,8 @@ export interface ExtractOptions {
   log?: Logger;
   /** Aborting stops the run: each partition commits what it fetched, then the run ends as interrupted. */
   signal?: AbortSignal;
+  /** Attempts after the first before a request counts as failed (default RETRY_COUNT). */
+  retries?: number;
   /** Longest wait for a rate-limit window before it counts as a spent quota. */
   maxRateWaitMs?: number;
   fetcher?: Fetcher;
@@ -62,6 +64,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       options.fetcher ??
       createFetcher({
         http: options.http,
+        ...(options.retries !== undefined ? { retries: options.retries } : {}),
         log: (event) => {
           const key = `${event.stream}\n${event.partition}`;
           retries.set(key, (retries.get(key) ?? 0) + 1);

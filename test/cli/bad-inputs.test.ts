@@ -328,7 +328,9 @@ describe('extract: failures at run time', () => {
       { AVALAKE_API_KEY: GOOD_KEY },
     );
     expect(out.code, out.stdout + out.stderr).toBe(1);
-    expect(out.stdout).toMatch(/connection failed: .*ECONNREFUSED/);
+    expect(out.stdout).toMatch(
+      /connection to http:\/\/127.0.0.1:\d+ failed \(.*ECONNREFUSED.*\): is the service up/,
+    );
     expect(out.stdout).toContain(`127.0.0.1:${closedPort}`);
     expectClean(out);
     expect(commitLog(w.dataDir)).toEqual({});

@@ -173,4 +173,36 @@ describe('rate budget', () => {
     expect(error).toBeInstanceOf(QuotaExhaustedError);
     expect((error as Error).message).toContain('daily compute-unit quota of data-api (5000 CUs)');
   });
+
+  it('does not let a waiter that wakes late restore an allowance already spent', async () => {
+    let t = 0;
+    const timers: { at: number; wake: () => void }[] = [];
+    const budget = createRateBudget({
+      host: 'h',
+      now: () => t,
+      sleep: (ms) => new Promise<void>((wake) => timers.push({ at: t + ms, wake })),
+    });
+    const tick = async (to: number) => {
+      t = to;
+      for (const timer of timers.filter((x) => x.at <= to)) {
+        timers.splice(timers.indexOf(timer), 1);
+        timer.wake();
+      }
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    };
+    await budget.acquire(100);
+    budget.settle(100, 200, headers(0, 5));
+    let granted = false;
+    void budget.acquire(100).then(() => {
+      granted = true;
+    });
+    // Before the waiter wakes, another answer (from the next window) says that window is spent too.
+    await tick(5_100);
+    await budget.acquire(0);
+    budget.settle(0, 200, headers(0, 5));
+    await tick(5_300);
+    expect(granted).toBe(false);
+    await tick(10_400);
+    expect(granted).toBe(true);
+  });
 });

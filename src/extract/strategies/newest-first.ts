@@ -138,9 +138,10 @@ function trackOpen(
   key: string,
   w: Window,
   newest: boolean,
-  version = versionOf(record),
+  version?: string,
 ) {
-  if (stream.isFinal && !stream.isFinal(record, { newest })) w.newOpen[key] = version;
+  // The version hash costs a SHA-256 of the record: only for records that may still change.
+  if (stream.isFinal && !stream.isFinal(record, { newest })) w.newOpen[key] = version ?? versionOf(record);
 }
 
 const sinceOf = (state: NewestFirstCheckpoint) => (state.since !== undefined ? { since: state.since } : {});
