@@ -91,6 +91,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
 
     // Unfinished work first: partitions never extracted or stopped mid-walk (by a quota, say) go ahead of
     // those that only need a look for news, so a backfill spread over many quota-limited runs progresses.
+    const runStartedAt = Date.now();
     const work = options.streams
       .flatMap((stream) => stream.partitions(options.pipeline).map((partition) => ({ stream, partition })))
       .map((item) => ({
@@ -110,6 +111,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           options,
           log,
           signal: stop.signal,
+          runStartedAt,
           retriesOf: () => retries.get(`${item.stream.name}\n${JSON.stringify(item.partition)}`) ?? 0,
           fetchPage: (request, pageToken) =>
             fetchPage({ request, pageToken, options, fetcher, budgetFor, item, signal: stop.signal }),
@@ -156,6 +158,8 @@ interface PartitionWork {
   options: ExtractOptions;
   log: Logger;
   signal: AbortSignal;
+  /** One time for the whole run: every snapshot it takes is stamped with it, so they line up. */
+  runStartedAt: number;
   retriesOf(): number;
   fetchPage(request: PageRequest, pageToken?: string): Promise<unknown>;
 }
@@ -177,7 +181,7 @@ async function extractPartition(work: PartitionWork) {
   const walk = walkOf(
     stream,
     { stream, pipeline: options.pipeline, partition, checkpoint, fetchPage: counting },
-    started,
+    work.runStartedAt,
   );
   const limits = options.pipeline.flush;
 

@@ -161,6 +161,32 @@ describe('balances', () => {
     expect(future.status).toBe(400);
   });
 
+  it("the whale's closed-form balance equals its genesis allocation plus every listed transaction, on each chain", () => {
+    for (const chain of emu.truth.evm.chains('mainnet')) {
+      const txs = chain.listNative(whale, {}, now, undefined, 1e9).items.reverse();
+      expect(txs.length).toBeGreaterThan(400);
+      let balance = 10_000_000n * 10n ** 18n;
+      let checked = 0;
+      txs.forEach((tx, i) => {
+        const ok = tx.txStatus === '1';
+        if (tx.from.address === whale)
+          balance -= BigInt(tx.gasUsed) * BigInt(tx.gasPrice) + (ok ? BigInt(tx.value) : 0n);
+        if (tx.to.address === whale && ok) balance += BigInt(tx.value);
+        if (txs[i + 1]?.blockNumber !== tx.blockNumber) {
+          expect(chain.nativeBalance(whale, Number(tx.blockNumber))).toBe(balance);
+          checked++;
+        }
+      });
+      expect(checked).toBeGreaterThan(400);
+      // Its sends are legacy transactions at a fixed price above any base fee.
+      const sent = txs.filter((t) => t.from.address === whale);
+      expect(sent.every((t) => t.txType === 0)).toBe(true);
+      expect(sent.every((t) => BigInt(t.gasPrice) > BigInt(chain.block(Number(t.blockNumber)).baseFee))).toBe(
+        true,
+      );
+    }
+  });
+
   it('listErc721 lists the tokens an address owns, with the native balance', async () => {
     const { items } = await walk(
       `${base()}/addresses/${whale}/balances:listErc721?pageSize=7`,
@@ -182,6 +208,25 @@ describe('balances', () => {
     expect((await fetchJson(`${base()}/addresses/${whale}/balances:listErc721?pageSize=501`)).status).toBe(
       400,
     );
+  });
+});
+
+describe('chain creation', () => {
+  it("an L1's block 0 is its creation, createdAfterGenesis after the world's genesis", async () => {
+    for (const chain of emu.truth.evm.chains('mainnet')) {
+      const { createdAfterGenesis, blockSeconds, evmChainId } = chain.info;
+      const created = emu.truth.genesis + createdAfterGenesis;
+      expect(chain.block(0).blockTimestamp).toBe(created);
+      const t = Math.floor(emu.clock.now());
+      expect(chain.head(t)).toBe(Math.floor((t - created) / blockSeconds));
+      expect(chain.head(created - 1)).toBe(-1);
+      const blocks = await walk(`${emu.url}/v1/chains/${evmChainId}/blocks?pageSize=100`, 'blocks', {
+        maxPages: 1,
+      });
+      expect(Number(blocks.items[0].blockNumber)).toBe(chain.head(t));
+    }
+    const [c, l1, subnet] = emu.truth.evm.chains('mainnet').map((x) => x.info.createdAfterGenesis);
+    expect([c, l1, subnet]).toEqual([0, 4 * 3600, 5 * 3600]);
   });
 });
 

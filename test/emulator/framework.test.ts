@@ -3,10 +3,21 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createClock, parseClockSpec } from '../../src/emulator/clock.ts';
 import { createFaultInjector, parseFaultSpec } from '../../src/emulator/faults.ts';
 import { badRequest } from '../../src/emulator/http/errors.ts';
-import { createPageTokens, PAGE_TOKEN_LIFETIME_SECONDS, sliceArray } from '../../src/emulator/http/paging.ts';
+import {
+  createPageTokens,
+  MAX_PAGE_TOKENS,
+  PAGE_TOKEN_LIFETIME_SECONDS,
+  sliceArray,
+  withNextToken,
+} from '../../src/emulator/http/paging.ts';
 import { defineRoutes } from '../../src/emulator/http/route.ts';
-import { createHttpServer, listenOn, type ServerDeps } from '../../src/emulator/http/server.ts';
-import { parseKeysSpec } from '../../src/emulator/keys.ts';
+import {
+  createHttpServer,
+  listenOn,
+  MAX_BODY_BYTES,
+  type ServerDeps,
+} from '../../src/emulator/http/server.ts';
+import { findKey, parseKeysSpec } from '../../src/emulator/keys.ts';
 import { createRateLimiter, parseRateLimitSpec } from '../../src/emulator/limits.ts';
 import { rpcRoutes } from '../../src/emulator/routes/rpc.ts';
 import {
@@ -175,6 +186,28 @@ describe('§7 errors carry the ErrorBody shape', () => {
       headers: { 'x-data-api-key': 'k-free' },
     });
     expect(allowed.status).toBe(200);
+  });
+
+  it('413 with an ErrorBody for a body over 1 MiB, rather than a body silently cut', async () => {
+    const s = await serve({ rateLimit: 'off' });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'platform.getHeight',
+      pad: 'x'.repeat(MAX_BODY_BYTES),
+    });
+    const res = await fetchJson(`${s.url}/ext/bc/P`, { method: 'POST', body: big });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({
+      message: `The request body is ${Buffer.byteLength(big)} bytes; the largest accepted is ${MAX_BODY_BYTES} bytes`,
+      error: 'Payload Too Large',
+      statusCode: 413,
+    });
+    const small = await fetchJson(`${s.url}/ext/bc/P`, {
+      method: 'POST',
+      body: { jsonrpc: '2.0', id: 1, method: 'nope' },
+    });
+    expect(small.status).toBe(200);
   });
 
   it('404 for an unknown path or a data path with the wrong method', async () => {
@@ -425,6 +458,53 @@ describe('page tokens', () => {
     expect(late.body.message).toMatch(/restart from the first page/);
   });
 
+  it('300 000 pages issued on a fixed clock keep the token map bounded; the oldest answer 400', () => {
+    const tokens = createPageTokens(1, () => TEST_EPOCH);
+    // Each walk's first page; its token resumes at position 1 of that walk's own query.
+    const fetch = sliceArray([0, 1]);
+    const issued: string[] = [];
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 300_000; i++) {
+      const page = tokens.page({ query: `q${i}`, pageToken: undefined, pageSize: 1, fetch });
+      if (i < 3 || i >= 299_997) issued.push(page.nextPageToken as string);
+      if (tokens.size() > MAX_PAGE_TOKENS)
+        throw new Error(`${tokens.size()} tokens held after ${i + 1} pages`);
+    }
+    expect(tokens.size()).toBe(MAX_PAGE_TOKENS);
+    // A few hundred bytes a token: well under 64 MB held, whatever the walk's length.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    expect(() => tokens.page({ query: 'q0', pageToken: issued[0], pageSize: 1, fetch })).toThrow(
+      /discarded .*restart from the first page/,
+    );
+    expect(tokens.page({ query: 'q299999', pageToken: issued[5], pageSize: 1, fetch })).toEqual({
+      items: [1],
+    });
+  });
+
+  it('a token in use is kept (least recently used go first) and tokens are the same for the same walk', () => {
+    const fetch = sliceArray([0, 1, 2, 3]);
+    const a = createPageTokens(1, () => TEST_EPOCH, 3);
+    const b = createPageTokens(1, () => TEST_EPOCH, 3);
+    const keep = a.page({ query: 'keep', pageToken: undefined, pageSize: 1, fetch });
+    expect(b.page({ query: 'keep', pageToken: undefined, pageSize: 1, fetch })).toEqual(keep);
+    const other = a.page({ query: 'other', pageToken: undefined, pageSize: 1, fetch });
+    for (let i = 0; i < 4; i++) {
+      // Using `keep` makes it the most recent; the filler tokens push out `other` instead.
+      a.page({ query: 'keep', pageToken: keep.nextPageToken, pageSize: 1, fetch });
+      a.page({ query: `filler${i}`, pageToken: undefined, pageSize: 1, fetch });
+    }
+    expect(a.size()).toBe(3);
+    expect(a.page({ query: 'keep', pageToken: keep.nextPageToken, pageSize: 1, fetch }).items).toEqual([1]);
+    expect(() => a.page({ query: 'other', pageToken: other.nextPageToken, pageSize: 1, fetch })).toThrow(
+      /discarded/,
+    );
+  });
+
+  it('withNextToken adds nextPageToken only when another page follows', () => {
+    expect(withNextToken({ items: [1], nextPageToken: 'abc' })).toEqual({ nextPageToken: 'abc' });
+    expect(withNextToken({ items: [1] })).toEqual({});
+  });
+
   it('createPageTokens alone: expiry is measured from issue, not from last use', () => {
     let now = 5_000;
     const tokens = createPageTokens(1, () => now);
@@ -493,6 +573,8 @@ describe('faults', () => {
     expect(res.status).toBe(status);
     expect(res.body).toEqual(errorBody(status, error));
     expect(res.headers['retry-after']).toBe(status === 429 ? '7' : undefined);
+    // It models a proxy in front of the service, not the service's limiter: no ratelimit-* headers.
+    expect(Object.keys(res.headers).filter((h) => h.startsWith('ratelimit'))).toEqual([]);
     // A faulted request is answered before any route runs, and is still counted as answered.
     expect(s.requests).toEqual([{ method: 'GET', path: '/v1/chains', status }]);
   });
@@ -614,11 +696,34 @@ describe('configuration specs: errors name the bad entry', () => {
   });
 
   it.each([
-    ['k1:pro,k2:platinum', /"k2:platinum"/],
-    ['k1', /"k1"/],
-    ['k1:pro:allow=/v1', /"k1:pro:allow=\/v1"/],
-  ])('keys %s', (spec, message) => {
-    expect(() => parseKeysSpec(spec)).toThrow(message);
+    ['sk_live_FIRST:pro,sk_live_SECRET:platinum', 'entry 2: its tier (the second part) is not one of'],
+    ['pro:sk_live_SECRET', 'entry 1: its tier (the second part) is not one of'],
+    ['sk_live_SECRET', 'entry 1 has no tier'],
+    ['sk_live_SECRET:', 'entry 1 has no tier'],
+    [':pro', 'entry 1 has no key'],
+    ['sk_live_SECRET:pro:allow=/v1', 'entry 1: its third part must be deny='],
+    ['k:pro:sk_live_SECRET', 'entry 1: its third part must be deny='],
+    ['sk_live_SECRET:pro:deny=/v1:extra', 'entry 1 has 4 parts'],
+  ])('keys %s: the error names the entry and the bad part, never the key', (spec, message) => {
+    let thrown: Error | undefined;
+    try {
+      parseKeysSpec(spec);
+    } catch (error) {
+      thrown = error as Error;
+    }
+    expect(thrown?.message).toContain(message);
+    expect(thrown?.message).not.toMatch(/sk_live_|FIRST|SECRET/);
+  });
+
+  it('keys: findKey matches the whole key only, whatever the lengths', () => {
+    const keys = parseKeysSpec('abc:free,abcd:pro,zzzz:growth');
+    expect(findKey(keys, 'abcd')?.tier).toBe('pro');
+    expect(findKey(keys, 'abc')?.tier).toBe('free');
+    expect(findKey(keys, 'zzzz')?.tier).toBe('growth');
+    expect(findKey(keys, 'abcde')).toBeUndefined();
+    expect(findKey(keys, 'ab')).toBeUndefined();
+    expect(findKey(keys, 'zzzy')).toBeUndefined();
+    expect(findKey(keys, '')).toBeUndefined();
   });
 
   it('keys: entries parse to key, tier and barred prefixes', () => {

@@ -69,6 +69,34 @@ describe('metrics are computed from the same transactions the Data API lists', (
     expect(total?.body.results.map((r: { value: number }) => r.value)).toEqual(sums);
   });
 
+  it("an L1's first day counts from its creation: no transactions before, the day equals its blocks", async () => {
+    const chain = emu.truth.evm.chain('770001');
+    if (!chain) throw new Error('no L1');
+    const genesis = emu.truth.genesis;
+    const created = genesis + chain.info.createdAfterGenesis;
+    const hours = (
+      await metric(
+        '770001',
+        'txCount',
+        `&timeInterval=hour&startTimestamp=${genesis}&endTimestamp=${genesis + DAY - 1}`,
+      )
+    ).body.results as { timestamp: number; value: number }[];
+    expect(hours).toHaveLength(24);
+    for (const h of hours) {
+      if (h.timestamp < created) expect(h.value).toBe(0);
+      else expect(h.value).toBeGreaterThan(0);
+    }
+    const day0 = at((await metric('770001', 'txCount')).body.results, genesis);
+    let blocks = 0;
+    for (let b = 0; chain.block(b).blockTimestamp < genesis + DAY; b++) blocks += chain.block(b).txCount;
+    expect(day0).toBe(blocks);
+    expect(hours.reduce((a, h) => a + h.value, 0)).toBe(day0);
+    // The days after line up with UTC midnight like every other chain's.
+    const day1 = chain.dayStats(1, TEST_EPOCH);
+    expect(day1.start).toBe(genesis + DAY);
+    expect(chain.block(day1.firstBlock).blockTimestamp).toBe(genesis + DAY);
+  });
+
   it('hours add up to their day', async () => {
     const day = TEST_EPOCH - 3 * DAY;
     for (const name of ['txCount', 'gasUsed']) {

@@ -68,6 +68,24 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
     });
     for (const v of res.body.result.validators) add(totals, 'validators', subnet, v.weight);
   }
+  for (const nodeId of pipeline.primary.nodeIds) {
+    const res = await fetchJson(`${pipeline.urls.node}/ext/bc/P`, {
+      method: 'POST',
+      body: { jsonrpc: '2.0', id: 1, method: 'platform.getCurrentValidators', params: { nodeIDs: [nodeId] } },
+    });
+    for (const v of res.body.result.validators)
+      for (const d of v.delegators ?? []) add(totals, 'validator_delegators', nodeId, d.weight);
+  }
+  // Metric values are doubles: compare how many points there are and the sum of their timestamps.
+  for (const chain of pipeline.metrics.chains)
+    for (const metric of pipeline.metrics.metrics)
+      for (const interval of pipeline.metrics.intervals) {
+        const url = `${pipeline.urls.metrics}/v2/chains/${chain}/metrics/${metric}?timeInterval=${interval}&pageSize=2160`;
+        const res = await fetchJson(url);
+        if (res.status === 400) continue; // a day-only metric at another interval
+        for (const point of (await walk(url, 'results')).items)
+          add(totals, 'metrics', `${chain} ${metric} ${interval}`, point.timestamp);
+      }
   return totals;
 }
 
@@ -84,14 +102,22 @@ export async function lakeTotals(
     ['erc20_transfers', 'chain, address, txHash, logIndex', "chain || ' ' || address", 'valueExact::hugeint'],
     ['icm_messages', 'address, messageId', 'address', 'messageNonceExact::hugeint'],
     ['validators', 'subnet, nodeID', 'subnet', 'weight'],
+    ['validator_delegators', 'nodeId, txID', 'nodeId', 'weight'],
+    [
+      'metrics',
+      'chain, metric, interval, timestamp',
+      "chain || ' ' || metric || ' ' || interval",
+      'epoch(timestamp)::bigint',
+    ],
   ];
   const totals: Totals = {};
   for (const [stream, key, partition, amount] of specs.filter(([s]) => streams.includes(s))) {
-    // Validators are snapshots: the truth is each subnet's newest one.
-    const from =
-      stream === 'validators'
-        ? `(select * from ${streamTable(dataDir, stream)} qualify _snapshot_at = max(_snapshot_at) over (partition by subnet))`
-        : newestVersions(dataDir, stream, key);
+    // Snapshots: the truth is the newest run's (a run stamps all its snapshots with one time; a
+    // partition whose newest snapshot is empty must not show an older one).
+    const isSnapshot = stream === 'validators' || stream === 'validator_delegators';
+    const from = isSnapshot
+      ? `(select * from ${streamTable(dataDir, stream)} qualify _snapshot_at = max(_snapshot_at) over ())`
+      : newestVersions(dataDir, stream, key);
     const rows = await queryLake(
       `select ${partition} as p, count(*)::int as n, sum(${amount})::varchar as s from ${from} group by all`,
     );
@@ -103,6 +129,8 @@ export async function lakeTotals(
 }
 
 export const CORE_STREAMS = [
+  'metrics',
+  'validator_delegators',
   'rewards',
   'delegators',
   'staking_transactions',
