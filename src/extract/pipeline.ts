@@ -46,6 +46,7 @@ export const PipelineSchema = z
   .strictObject({
     $schema: z.string().optional().describe('Path of the JSON Schema, for editors'),
     name: z.string().min(1).optional().describe('Defaults to the file name'),
+    description: z.string().optional().describe('What this pipeline is for; free text for people'),
     network: z
       .enum(['mainnet', 'fuji', 'testnet'])
       .describe('The Avalanche network; testnet is an alias of fuji'),
