@@ -1,6 +1,7 @@
 // `npm run demo`: the emulator in-process, the demo pipeline extracted into data/, then what to look at.
-import { createEmulator, DEFAULT_SEED } from '../src/emulator/index.ts';
+
 import { extract } from '../src/cli/extract.ts';
+import { createEmulator, DEFAULT_SEED } from '../src/emulator/index.ts';
 
 const emulator = await createEmulator({ seed: DEFAULT_SEED, rateLimit: 'off' });
 process.stdout.write(`emulator listening on ${emulator.url} (seed ${DEFAULT_SEED}, real clock)\n\n`);
