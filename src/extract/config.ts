@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { RETRY_COUNT } from './fetcher.ts';
 import { type Pipeline, PipelineSchema } from './pipeline.ts';
 import type { StreamDefinition } from './stream.ts';
-import { MAX_METRICS_PAGE_SIZE, MAX_PAGE_SIZE } from './streams/fields.ts';
 import { STREAMS } from './streams/index.ts';
 
 /** A mistake in the configuration: one clear line for the user, exit 2, nothing written. */
@@ -137,10 +136,7 @@ function shown(value: unknown): string {
 }
 
 /** The largest page each stream's endpoint allows; streams read over the node RPC do not page. */
-export function maxPageSizeOf(stream: StreamDefinition): number | undefined {
-  if (stream.name === 'metrics') return MAX_METRICS_PAGE_SIZE;
-  return stream.name === 'validators' || stream.name === 'validator_delegators' ? undefined : MAX_PAGE_SIZE;
-}
+
 
 /** A page size the service would refuse is a configuration mistake, caught before any request. */
 function checkPageSizes(path: string, pipeline: Pipeline): void {
@@ -150,10 +146,10 @@ function checkPageSizes(path: string, pipeline: Pipeline): void {
       throw new ConfigError(
         `${path}: pageSize names unknown stream "${name}"; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
       );
-    const max = maxPageSizeOf(stream);
+    const max = stream.maxPageSize;
     if (max === undefined)
       throw new ConfigError(
-        `${path}: pageSize.${name} is not allowed: ${name} is read over the node RPC, which does not page; remove it`,
+        `${path}: pageSize.${name} is not allowed: ${name} does not page (it is read over the node RPC); remove it`,
       );
     if (size > max)
       throw new ConfigError(

@@ -294,7 +294,7 @@ async function fetchPage({ request, pageToken, options, fetcher, budgetFor, item
   const base = request.service === 'metrics' ? urls.metrics : urls.data;
   const url = new URL(request.path, base);
   for (const [k, v] of Object.entries(request.query)) if (v !== undefined) url.searchParams.set(k, String(v));
-  const pageSize = options.pipeline.pageSize[item.stream.name];
+  const pageSize = options.pipeline.pageSize[item.stream.name] ?? item.stream.maxPageSize;
   if (pageSize !== undefined) url.searchParams.set('pageSize', String(pageSize));
   if (pageToken) url.searchParams.set('pageToken', pageToken);
   return fetcher({

@@ -3,7 +3,7 @@ import type { Service } from '../reference/compute-units.ts';
 import type { Pipeline } from './pipeline.ts';
 
 /** How a stream proceeds from one run to the next (DESIGN.md, "Streams and their incremental strategies"). */
-export type Strategy = 'cursor' | 'newest-first' | 'snapshot';
+export type Strategy = 'cursor' | 'newest-first' | 'snapshot' | 'height-walk';
 
 /**
  * One partition of a stream: one checkpoint. `network` always; `chain` when the stream is per EVM chain;
@@ -45,6 +45,11 @@ interface StreamBase<S extends z.ZodObject> {
   partitions(pipeline: Pipeline): Partition[];
   /** The list of records in one answer. */
   records(body: unknown): unknown[];
+  /**
+   * The largest page its endpoint allows (§8): every request asks for it, unless the pipeline sets a
+   * smaller `pageSize` for the stream. Absent for what does not page (the node RPC).
+   */
+  maxPageSize?: number;
 }
 
 /**
@@ -83,10 +88,24 @@ export interface SnapshotStream<S extends z.ZodObject> extends StreamBase<S> {
   request(pipeline: Pipeline, partition: Partition): PageRequest;
 }
 
+/**
+ * One record set per height, from the last committed height to the tip the node reports (P-Chain blocks
+ * by `platform.getBlockByHeight`). The node costs no compute units; each height is one request.
+ */
+export interface HeightWalkStream<S extends z.ZodObject> extends StreamBase<S> {
+  strategy: 'height-walk';
+  /** The request that tells the newest height, and how to read it from the answer. */
+  tip(pipeline: Pipeline, partition: Partition): PageRequest;
+  tipOf(body: unknown): number;
+  /** The request for one height. */
+  request(pipeline: Pipeline, partition: Partition, height: number): PageRequest;
+}
+
 export type StreamDefinition<S extends z.ZodObject = z.ZodObject> =
   | CursorStream<S>
   | NewestFirstStream<S>
-  | SnapshotStream<S>;
+  | SnapshotStream<S>
+  | HeightWalkStream<S>;
 
 /** Declares a stream; the identity function that lets TypeScript check the record types of its parts. */
 export function defineStream<S extends z.ZodObject>(stream: StreamDefinition<S>): StreamDefinition<S> {

@@ -126,7 +126,7 @@ const CONFIG_CASES: ConfigCase[] = [
   {
     name: 'unknown stream',
     args: () => ({ streams: 'rewards,rewardz' }),
-    message: [/unknown stream "rewardz"/, /known streams: rewards, delegators/],
+    message: [/unknown stream "rewardz"/, /known streams: delegators, erc20_transfers, /],
   },
   {
     name: 'unknown stream in the pipeline file',

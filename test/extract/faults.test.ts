@@ -29,7 +29,7 @@ describe('extract under faults', () => {
     const twin = await startEmulator();
     const truth = await truthOf(twin, {
       ...pipeline,
-      urls: { ...pipeline.urls, data: twin.url, node: `${twin.url}/fuji` },
+      urls: { data: twin.url, metrics: twin.url, node: `${twin.url}/fuji` },
     });
     await twin.close();
     expect(sorted(await lakeTotals(workspace.dataDir))).toEqual(sorted(truth));
@@ -71,7 +71,7 @@ describe('extract under faults', () => {
     await extractOnce(workspace.pipelinePath, workspace.dataDir, { streams: names.join(',') });
     for (const name of names) expect(await duplicateRows(workspace.dataDir, name)).toBe(0);
     const lake = await lakeTotals(workspace.dataDir, names);
-    const truth = await truthOf(e, pipeline);
+    const truth = await truthOf(e, pipeline, names);
     for (const name of names) expect(lake[name]).toEqual(truth[name]);
   });
 });

@@ -64,7 +64,7 @@ describe('a per-day compute-unit quota', () => {
     }
     for (const name of names) expect(await duplicateRows(workspace.dataDir, name)).toBe(0);
     const lake = await lakeTotals(workspace.dataDir, names);
-    const truth = await truthOf(emulator, pipeline);
+    const truth = await truthOf(emulator, pipeline, names);
     for (const name of names) expect(lake[name]).toEqual(truth[name]);
   }, 180_000);
 });

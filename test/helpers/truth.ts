@@ -20,7 +20,12 @@ const add = (totals: Totals, stream: string, partition: string, amount: bigint |
  * the world itself (and, for the listings whose filter the world does not expose, from a bare walk of
  * the listing in one go, without checkpoints).
  */
-export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<Totals> {
+export async function truthOf(
+  emulator: Emulator,
+  pipeline: Pipeline,
+  streams: readonly string[] = CORE_STREAMS,
+): Promise<Totals> {
+  const wanted = (stream: string) => streams.includes(stream);
   const now = Math.floor(emulator.clock.now());
   const world = emulator.truth;
   const primary = world.primary(pipeline.network);
@@ -38,6 +43,7 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
     for (const chain of ['p', 'x'] as const)
       for (const u of primary.utxosOf(address, chain, now))
         if (u.createdAt <= now) add(totals, 'utxos', `${chain}-chain ${address}`, u.amount);
+    if (!wanted('staking_transactions')) continue;
     const staking = await walk(
       `${pipeline.urls.data}/v1/networks/${pipeline.network}/blockchains/p-chain/transactions:listStaking?addresses=${address}&pageSize=100`,
       'transactions',
@@ -56,7 +62,7 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
   for (const address of pipeline.icm.addresses)
     for (const k of icm.indexesDesc(address, now))
       add(totals, 'icm_messages', address, icm.message(k, now).messageNonce);
-  for (const subnet of ['primary', ...pipeline.primary.subnets]) {
+  for (const subnet of wanted('validators') ? ['primary', ...pipeline.primary.subnets] : []) {
     const res = await fetchJson(`${pipeline.urls.node}/ext/bc/P`, {
       method: 'POST',
       body: {
@@ -68,7 +74,7 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
     });
     for (const v of res.body.result.validators) add(totals, 'validators', subnet, v.weight);
   }
-  for (const nodeId of pipeline.primary.nodeIds) {
+  for (const nodeId of wanted('validator_delegators') ? pipeline.primary.nodeIds : []) {
     const res = await fetchJson(`${pipeline.urls.node}/ext/bc/P`, {
       method: 'POST',
       body: { jsonrpc: '2.0', id: 1, method: 'platform.getCurrentValidators', params: { nodeIDs: [nodeId] } },
@@ -77,7 +83,7 @@ export async function truthOf(emulator: Emulator, pipeline: Pipeline): Promise<T
       for (const d of v.delegators ?? []) add(totals, 'validator_delegators', nodeId, d.weight);
   }
   // Metric values are doubles: compare how many points there are and the sum of their timestamps.
-  for (const chain of pipeline.metrics.chains)
+  for (const chain of wanted('metrics') ? pipeline.metrics.chains : [])
     for (const metric of pipeline.metrics.metrics)
       for (const interval of pipeline.metrics.intervals) {
         const url = `${pipeline.urls.metrics}/v2/chains/${chain}/metrics/${metric}?timeInterval=${interval}&pageSize=2160`;

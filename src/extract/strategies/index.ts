@@ -1,5 +1,6 @@
 import type { StreamDefinition } from '../stream.ts';
 import { walkCursor } from './cursor.ts';
+import { walkHeights } from './height-walk.ts';
 import { walkNewestFirst } from './newest-first.ts';
 import { walkSnapshot } from './snapshot.ts';
 import type { Walk, WalkContext } from './walk.ts';
@@ -16,5 +17,7 @@ export function walkOf(stream: StreamDefinition, ctx: WalkContext, runStartedAt:
       return walkNewestFirst(ctx);
     case 'snapshot':
       return walkSnapshot(ctx, runStartedAt);
+    case 'height-walk':
+      return walkHeights(ctx);
   }
 }

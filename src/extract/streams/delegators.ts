@@ -38,8 +38,8 @@ export const delegators = defineStream({
     query: {
       [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'rewardAddresses']: partition.subject,
       sortOrder: 'desc',
-      pageSize: MAX_PAGE_SIZE,
     },
   }),
   records: listField('delegators'),
+  maxPageSize: MAX_PAGE_SIZE,
 });

@@ -42,7 +42,8 @@ export const erc20Transfers = defineStream({
     service: 'data',
     route: '/v1/chains/{chainId}/addresses/{address}/transactions:listErc20',
     path: `/v1/chains/${partition.chain}/addresses/${partition.address}/transactions:listErc20`,
-    query: { startBlock: since, pageSize: MAX_PAGE_SIZE },
+    query: { startBlock: since },
   }),
   records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
 });

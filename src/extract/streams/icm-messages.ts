@@ -56,7 +56,8 @@ export const icmMessages = defineStream({
     service: 'data',
     route: '/v1/icm/addresses/{address}/messages',
     path: `/v1/icm/addresses/${partition.address}/messages`,
-    query: { network: p.network, pageSize: MAX_PAGE_SIZE },
+    query: { network: p.network },
   }),
   records: listField('messages'),
+  maxPageSize: MAX_PAGE_SIZE,
 });

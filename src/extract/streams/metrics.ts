@@ -37,8 +37,8 @@ export const metrics = defineStream({
     query: {
       timeInterval: partition.interval,
       startTimestamp: since ?? (p.start ? Date.parse(`${p.start}T00:00:00Z`) / 1000 : undefined),
-      pageSize: MAX_METRICS_PAGE_SIZE,
     },
   }),
   records: listField('results'),
+  maxPageSize: MAX_METRICS_PAGE_SIZE,
 });

@@ -36,8 +36,8 @@ export const rewards = defineStream({
     query: {
       [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'addresses']: partition.subject,
       sortOrder: 'desc',
-      pageSize: MAX_PAGE_SIZE,
     },
   }),
   records: listField('historicalRewards'),
+  maxPageSize: MAX_PAGE_SIZE,
 });

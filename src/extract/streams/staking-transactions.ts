@@ -26,8 +26,8 @@ export const stakingTransactions = defineStream({
       addresses: partition.address,
       sortOrder: 'asc',
       startTimestamp: cursor ?? startOf(p.start),
-      pageSize: MAX_PAGE_SIZE,
     },
   }),
   records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
 });

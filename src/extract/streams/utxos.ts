@@ -28,8 +28,8 @@ export const utxos = defineStream({
       includeSpent: true,
       sortBy: 'timestamp',
       sortOrder: 'desc',
-      pageSize: MAX_PAGE_SIZE,
     },
   }),
   records: listField('utxos'),
+  maxPageSize: MAX_PAGE_SIZE,
 });
