@@ -137,7 +137,6 @@ function shown(value: unknown): string {
 
 /** The largest page each stream's endpoint allows; streams read over the node RPC do not page. */
 
-
 /** A page size the service would refuse is a configuration mistake, caught before any request. */
 function checkPageSizes(path: string, pipeline: Pipeline): void {
   for (const [name, size] of Object.entries(pipeline.pageSize)) {
