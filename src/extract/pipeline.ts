@@ -67,6 +67,11 @@ export const PipelineSchema = z
           .describe('P-/X-Chain addresses: rewards, UTXOs, transactions'),
         nodeIds: z.array(nodeId).default([]).describe('Validators: rewards, delegators, proposed blocks'),
         subnets: z.array(cb58Id).default([]).describe('Subnets whose validators are snapshotted'),
+        blockIds: z.array(cb58Id).default([]).describe('P-Chain block ids read with platform.getBlock'),
+        balancesAsOf: z.iso
+          .date({ error: 'a date such as "2026-01-31"' })
+          .optional()
+          .describe('Also snapshot balances as of this UTC date (the balances blockTimestamp)'),
       })
       .prefault({}),
     evm: z
