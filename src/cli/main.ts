@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { aggregateCommand } from './aggregate.ts';
+import { buildCommand } from './build.ts';
 import { emulatorCommand } from './emulator.ts';
 import { UsageError } from './errors.ts';
 import { EXIT } from './exit.ts';
@@ -15,6 +16,7 @@ await yargs(hideBin(process.argv))
     '$0 <command> [options]\n\nMirror the Avalanche Data API, Metrics API and P-Chain RPC into a Parquet lake.',
   )
   .command(extractCommand)
+  .command(buildCommand)
   .command(statusCommand)
   .command(emulatorCommand)
   .command(aggregateCommand)

@@ -1,0 +1,40 @@
+-- description: One row per ERC-20 transfer log involving the configured EVM addresses.
+-- unique: chain_id, tx_hash, log_index
+-- not_null: block_number, block_timestamp, token_address, from_address, to_address
+-- column: value: the amount in the token's smallest unit (DECIMAL; null beyond 38 digits)
+-- column: value_exact: the same amount as an exact decimal string (uint256)
+-- column: value_tokens: value scaled by the token's decimals
+with source as (
+    select * from {{ lake('erc20_transfers') }}
+),
+
+newest as (
+    select *
+    from source
+    qualify row_number() over (partition by chain, txHash, logIndex order by _extracted_at desc) = 1
+),
+
+final as (
+    select
+        chain as chain_id,
+        network,
+        txHash as tx_hash,
+        logIndex as log_index,
+        blockNumber as block_number,
+        blockTimestamp as block_timestamp,
+        blockHash as block_hash,
+        lower("from".address) as from_address,
+        lower("to".address) as to_address,
+        lower(erc20Token.address) as token_address,
+        erc20Token.symbol as token_symbol,
+        erc20Token.name as token_name,
+        erc20Token.decimals as token_decimals,
+        "value",
+        valueExact as value_exact,
+        cast(valueExact as double) / pow(10, erc20Token.decimals) as value_tokens,
+        case when erc20Token.price.currencyCode = 'usd' then erc20Token.price.value end as price_usd,
+        _extracted_at as extracted_at
+    from newest
+)
+
+select * from final

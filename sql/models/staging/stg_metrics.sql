@@ -1,0 +1,29 @@
+-- description: One row per chain metric point (Metrics API v2), newest value of each period.
+-- unique: chain_id, metric, time_interval, period_start
+-- not_null: value
+-- accepted_values: time_interval = hour | day | week | month
+-- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates
+-- column: period_start: start of the period the value covers (UTC hour, day, Monday or first of month)
+with source as (
+    select * from {{ lake('metrics') }}
+),
+
+newest as (
+    select *
+    from source
+    qualify row_number() over (partition by chain, metric, "interval", "timestamp" order by _extracted_at desc) = 1
+),
+
+final as (
+    select
+        chain as chain_id,
+        network,
+        metric,
+        "interval" as time_interval,
+        "timestamp" as period_start,
+        "value",
+        _extracted_at as extracted_at
+    from newest
+)
+
+select * from final

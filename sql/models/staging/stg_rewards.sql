@@ -1,0 +1,48 @@
+-- description: One row per staking reward paid: a reward UTXO of a validation or a delegation.
+-- unique: utxo_id
+-- not_null: staking_tx_hash, reward_tx_hash, node_id, reward_navax, ended_at
+-- accepted_values: reward_type = VALIDATOR | DELEGATOR | VALIDATOR_FEE
+-- column: utxo_id: the reward UTXO
+-- column: staking_tx_hash: the staking transaction (AddValidatorTx / AddDelegatorTx …) the reward pays for
+-- column: reward_tx_hash: the RewardValidatorTx that paid it
+-- column: reward_type: VALIDATOR (own stake), DELEGATOR (delegated stake), VALIDATOR_FEE (fee on delegations)
+-- column: reward_navax: the reward in nAVAX
+-- column: price_usd: USD price of AVAX on the day of the reward, as the API gives it
+-- column: reward_usd: reward_navax valued at price_usd
+-- column: started_at: start of the staking period
+-- column: ended_at: end of the staking period, when the reward was paid
+with source as (
+    select * from {{ lake('rewards') }}
+),
+
+newest as (
+    select *
+    from source
+    qualify row_number() over (partition by utxoId order by _extracted_at desc) = 1
+),
+
+final as (
+    select
+        utxoId as utxo_id,
+        network,
+        txHash as staking_tx_hash,
+        rewardTxHash as reward_tx_hash,
+        rewardType as reward_type,
+        nodeId as node_id,
+        addresses as reward_addresses,
+        amountStaked as amount_staked_navax,
+        startTimestamp as started_at,
+        endTimestamp as ended_at,
+        outputIndex as output_index,
+        reward.assetId as asset_id,
+        reward.amount as reward_navax,
+        case when reward.historicalPrice.currencyCode = 'usd'
+            then cast(reward.historicalPrice.value as decimal(18, 6)) end as price_usd,
+        case when reward.historicalPrice.currencyCode = 'usd'
+            then cast(reward.amount * cast(reward.historicalPrice.value as decimal(18, 6)) / 1000000000 as decimal(38, 6))
+        end as reward_usd,
+        _extracted_at as extracted_at
+    from newest
+)
+
+select * from final

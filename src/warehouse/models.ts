@@ -1,0 +1,179 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+
+/** How a model is stored in the warehouse. */
+export type Materialization = 'view' | 'table';
+
+/** A column's documented meaning, for the data dictionary and the tests. */
+export interface ColumnDoc {
+  name: string;
+  description: string;
+}
+
+/** One SQL model: a `select` in `sql/models/<layer>/<name>.sql`, and what its header comments declare. */
+export interface Model {
+  name: string;
+  /** `staging` or `marts`: the folder it sits in. */
+  layer: string;
+  path: string;
+  sql: string;
+  materialized: Materialization;
+  description: string;
+  columns: ColumnDoc[];
+  /** Columns whose combination must be unique and not null (the model's key). */
+  unique: string[];
+  notNull: string[];
+  /** Columns restricted to a set of values. */
+  acceptedValues: { column: string; values: string[] }[];
+  /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
+  lakeStreams: string[];
+  /** Other models it selects from, found in its SQL. */
+  dependsOn: string[];
+}
+
+/** A problem in the models themselves: one clear line, exit 2. */
+export class ModelError extends Error {
+  override name = 'ModelError';
+}
+
+const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
+
+/**
+ * Header comments, one directive a line, before the SQL:
+ *   -- description: what a row is
+ *   -- materialized: view | table      (default: view in staging, table elsewhere)
+ *   -- unique: col[, col]              (the key; also implies not null)
+ *   -- not_null: col[, col]
+ *   -- accepted_values: col = a | b | c
+ *   -- column: name: what it means
+ */
+export function parseModel(path: string, root: string): Model {
+  const sql = readFileSync(path, 'utf8');
+  const layer = relative(root, path).split(/[\\/]/)[0] ?? '';
+  const model: Model = {
+    name: basename(path, '.sql'),
+    layer,
+    path,
+    sql,
+    materialized: layer === 'staging' ? 'view' : 'table',
+    description: '',
+    columns: [],
+    unique: [],
+    notNull: [],
+    acceptedValues: [],
+    lakeStreams: [...new Set([...sql.matchAll(LAKE_REF)].map((m) => m[1] as string))],
+    dependsOn: [],
+  };
+  const list = (text: string) =>
+    text
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  for (const line of sql.split('\n')) {
+    const m = /^\s*--\s*([a-z_]+):\s*(.*)$/.exec(line);
+    if (!m) {
+      if (line.trim() === '' || line.trim().startsWith('--')) continue;
+      break;
+    }
+    const [, key, value] = m as unknown as [string, string, string];
+    if (key === 'description') model.description = value.trim();
+    else if (key === 'materialized') {
+      if (value.trim() !== 'view' && value.trim() !== 'table')
+        throw new ModelError(`${path}: materialized must be view or table, got "${value.trim()}"`);
+      model.materialized = value.trim() as Materialization;
+    } else if (key === 'unique') model.unique = list(value);
+    else if (key === 'not_null') model.notNull = list(value);
+    else if (key === 'accepted_values') {
+      const [column, values] = value.split('=').map((s) => s.trim());
+      if (!column || !values) throw new ModelError(`${path}: accepted_values needs "column = a | b"`);
+      model.acceptedValues.push({ column, values: values.split('|').map((v) => v.trim()) });
+    } else if (key === 'column') {
+      const at = value.indexOf(':');
+      if (at < 0) throw new ModelError(`${path}: column needs "name: meaning"`);
+      model.columns.push({ name: value.slice(0, at).trim(), description: value.slice(at + 1).trim() });
+    }
+  }
+  return model;
+}
+
+/** Every model under `root` (sql/models), with its dependencies on the others found from its SQL. */
+export function loadModels(root: string): Model[] {
+  const paths: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(dir, entry.name));
+      else if (entry.name.endsWith('.sql')) paths.push(join(dir, entry.name));
+    }
+  };
+  walk(root);
+  const models = paths.sort().map((p) => parseModel(p, root));
+  const names = new Set<string>();
+  for (const m of models) {
+    if (names.has(m.name)) throw new ModelError(`two models are named ${m.name}: model names must be unique`);
+    names.add(m.name);
+  }
+  for (const m of models) {
+    const identifiers = new Set(identifiersOf(m.sql));
+    m.dependsOn = models.filter((o) => o !== m && identifiers.has(o.name)).map((o) => o.name);
+  }
+  return models;
+}
+
+/** The identifiers of a SQL text, comments and string literals removed. */
+export function identifiersOf(sql: string): string[] {
+  const bare = sql
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/\/\*[\s\S]*?\*\//g, ' ')
+    .replace(/'(?:[^']|'')*'/g, ' ');
+  const out: string[] = [];
+  for (const m of bare.matchAll(/"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_]*)/g))
+    out.push((m[1] ?? m[2] ?? '').toLowerCase());
+  return out;
+}
+
+/** Models in an order where each comes after what it depends on; a cycle is a ModelError naming it. */
+export function buildOrder(models: readonly Model[]): Model[] {
+  const byName = new Map(models.map((m) => [m.name, m]));
+  const done = new Set<string>();
+  const visiting: string[] = [];
+  const order: Model[] = [];
+  const visit = (m: Model) => {
+    if (done.has(m.name)) return;
+    if (visiting.includes(m.name))
+      throw new ModelError(`models depend on each other in a cycle: ${[...visiting, m.name].join(' → ')}`);
+    visiting.push(m.name);
+    for (const d of m.dependsOn) visit(byName.get(d) as Model);
+    visiting.pop();
+    done.add(m.name);
+    order.push(m);
+  };
+  for (const m of models) visit(m);
+  return order;
+}
+
+/**
+ * `--select`: `name` alone, `name+` with everything downstream of it, `+name` with everything upstream;
+ * several separated by commas or spaces. Unknown names are a ModelError.
+ */
+export function selectModels(models: readonly Model[], selector: string | undefined): Set<string> {
+  if (!selector) return new Set(models.map((m) => m.name));
+  const byName = new Map(models.map((m) => [m.name, m]));
+  const chosen = new Set<string>();
+  const down = (name: string) => {
+    chosen.add(name);
+    for (const m of models) if (m.dependsOn.includes(name) && !chosen.has(m.name)) down(m.name);
+  };
+  const up = (name: string) => {
+    chosen.add(name);
+    for (const d of byName.get(name)?.dependsOn ?? []) if (!chosen.has(d)) up(d);
+  };
+  for (const part of selector.split(/[\s,]+/).filter(Boolean)) {
+    const name = part.replace(/^\+|\+$/g, '');
+    if (!byName.has(name))
+      throw new ModelError(`--select: no model named "${name}"; models: ${[...byName.keys()].join(', ')}`);
+    if (part.endsWith('+')) down(name);
+    if (part.startsWith('+')) up(name);
+    chosen.add(name);
+  }
+  return chosen;
+}
