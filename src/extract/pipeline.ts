@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAIN_METRICS, METRIC_INTERVALS } from '../reference/metrics.ts';
 
 /** The real services; a pipeline names other URLs to point at the emulator or a private node. */
 export const DEFAULT_URLS = {
@@ -19,27 +20,6 @@ const cb58Id = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{40,60}$/, 'a cb58 id such as a subnet or blockchain id');
 const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL such as "http://127.0.0.1:8080"' });
-
-export const METRIC_NAMES = [
-  'activeAddresses',
-  'activeSenders',
-  'cumulativeTxCount',
-  'cumulativeAddresses',
-  'cumulativeContracts',
-  'cumulativeDeployers',
-  'contracts',
-  'deployers',
-  'gasUsed',
-  'txCount',
-  'avgGps',
-  'maxGps',
-  'avgTps',
-  'maxTps',
-  'avgGasPrice',
-  'maxGasPrice',
-  'feesPaid',
-] as const;
-export const METRIC_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 
 /** A pipeline file (`pipelines/*.json`): what to mirror, from where, and how hard to pull. */
 export const PipelineSchema = z
@@ -92,7 +72,7 @@ export const PipelineSchema = z
             z.string().regex(/^(\d+|total|mainnet|testnet)$/, 'an EVM chain id, total, mainnet or testnet'),
           )
           .default([]),
-        metrics: z.array(z.enum(METRIC_NAMES)).default([...METRIC_NAMES]),
+        metrics: z.array(z.enum(CHAIN_METRICS)).default([...CHAIN_METRICS]),
         intervals: z.array(z.enum(METRIC_INTERVALS)).default(['day']),
       })
       .prefault({}),

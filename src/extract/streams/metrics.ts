@@ -1,10 +1,8 @@
 import { z } from 'zod';
+import { servesInterval } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
-
-/** Metrics whose names start so accept only the day interval (§4.18), as do contracts and deployers. */
-const DAY_ONLY = /^(cumulative|max|avg)|^(contracts|deployers|feesPaid)$/;
 
 /**
  * §4.18 metrics v2, per chain × metric × interval, newest first from the newest committed point: that
@@ -25,7 +23,7 @@ export const metrics = defineStream({
     p.metrics.chains.flatMap((chain) =>
       p.metrics.metrics.flatMap((metric) =>
         p.metrics.intervals
-          .filter((interval) => interval === 'day' || !DAY_ONLY.test(metric))
+          .filter((interval) => servesInterval(metric, interval))
           .map((interval) => ({ network: p.network, chain, metric, interval })),
       ),
     ),

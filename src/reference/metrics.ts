@@ -1,0 +1,37 @@
+/**
+ * The Metrics API's vocabulary (api-surfaces.md §2.16 and §4.18), read by both the emulator (to serve)
+ * and the extractor (to ask): the seventeen metrics in the OpenAPI ChainMetric order, the intervals,
+ * and which metrics exist at the day interval only.
+ */
+export const CHAIN_METRICS = [
+  'activeAddresses',
+  'activeSenders',
+  'cumulativeTxCount',
+  'cumulativeAddresses',
+  'cumulativeContracts',
+  'cumulativeDeployers',
+  'contracts',
+  'deployers',
+  'gasUsed',
+  'txCount',
+  'avgGps',
+  'maxGps',
+  'avgTps',
+  'maxTps',
+  'avgGasPrice',
+  'maxGasPrice',
+  'feesPaid',
+] as const;
+export type ChainMetric = (typeof CHAIN_METRICS)[number];
+
+export const METRIC_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+export type MetricInterval = (typeof METRIC_INTERVALS)[number];
+
+/** §2.16's table: every metric but these four is "Day only". */
+const ANY_INTERVAL: readonly ChainMetric[] = ['activeAddresses', 'activeSenders', 'gasUsed', 'txCount'];
+export const DAY_ONLY_METRICS: ReadonlySet<ChainMetric> = new Set(
+  CHAIN_METRICS.filter((m) => !ANY_INTERVAL.includes(m)),
+);
+
+export const servesInterval = (metric: ChainMetric, interval: MetricInterval): boolean =>
+  interval === 'day' || !DAY_ONLY_METRICS.has(metric);
