@@ -4,6 +4,7 @@
 -- column: value: the amount in the token's smallest unit (DECIMAL; null beyond 38 digits)
 -- column: value_exact: the same amount as an exact decimal string (uint256)
 -- column: value_tokens: value scaled by the token's decimals
+-- column: tracked_addresses: the configured addresses whose listing holds the transfer (lowercase)
 with source as (
     select * from {{ lake('erc20_transfers') }}
 ),
@@ -14,12 +15,22 @@ newest as (
     qualify row_number() over (partition by chain, txHash, logIndex order by _extracted_at desc) = 1
 ),
 
+tracked as (
+    select
+        chain,
+        txHash,
+        logIndex,
+        list(distinct lower(address) order by lower(address)) as tracked_addresses
+    from source
+    group by chain, txHash, logIndex
+),
+
 final as (
     select
-        chain as chain_id,
+        newest.chain as chain_id,
         network,
-        txHash as tx_hash,
-        logIndex as log_index,
+        newest.txHash as tx_hash,
+        newest.logIndex as log_index,
         blockNumber as block_number,
         blockTimestamp as block_timestamp,
         blockHash as block_hash,
@@ -33,8 +44,13 @@ final as (
         valueExact as value_exact,
         cast(valueExact as double) / pow(10, erc20Token.decimals) as value_tokens,
         case when erc20Token.price.currencyCode = 'usd' then erc20Token.price.value end as price_usd,
-        _extracted_at as extracted_at
+        tracked.tracked_addresses,
+        newest._extracted_at as extracted_at
     from newest
+    inner join tracked
+        on newest.chain = tracked.chain
+        and newest.txHash = tracked.txHash
+        and newest.logIndex = tracked.logIndex
 )
 
 select * from final

@@ -1,0 +1,78 @@
+-- description: Staking rewards by reward address, validator node and UTC day of payment, with their USD value on that day where the API gives a price.
+-- unique: reward_day, reward_address, node_id
+-- not_null: network, count_rewards, reward_navax, validator_reward_navax, delegator_reward_navax, fee_reward_navax, is_priced
+-- column: reward_day: UTC day the reward was paid (the end of the staking period)
+-- column: reward_address: an owner of the reward UTXO (a reward owned by several addresses counts for each)
+-- column: node_id: the validator of the staking period
+-- column: network: mainnet or fuji
+-- column: count_rewards: reward UTXOs paid
+-- column: count_validator_rewards: VALIDATOR rewards (on the validator's own stake)
+-- column: count_delegator_rewards: DELEGATOR rewards (on delegated stake, after the fee)
+-- column: count_fee_rewards: VALIDATOR_FEE rewards (the validator's fee on delegations)
+-- column: reward_navax: all rewards, in nAVAX
+-- column: validator_reward_navax: VALIDATOR rewards, in nAVAX
+-- column: delegator_reward_navax: DELEGATOR rewards, in nAVAX
+-- column: fee_reward_navax: VALIDATOR_FEE rewards, in nAVAX
+-- column: price_usd: USD price of AVAX on the day, as the API gives it with the rewards
+-- column: reward_usd: the rewards valued at each one's USD price, summed exactly and rounded half up to the cent; null unless every reward of the row has a price
+-- column: is_priced: every reward of the row has a USD price
+with rewards as (
+    select * from stg_rewards
+),
+
+owned as (
+    select
+        cast(timezone('UTC', rewards.ended_at) as date) as reward_day,
+        unnest(rewards.reward_addresses) as reward_address,
+        rewards.node_id,
+        rewards.network,
+        rewards.reward_type,
+        rewards.reward_navax,
+        rewards.price_usd
+    from rewards
+),
+
+daily as (
+    select
+        reward_day,
+        reward_address,
+        node_id,
+        any_value(network) as network,
+        count(*) as count_rewards,
+        count(*) filter (where reward_type = 'VALIDATOR') as count_validator_rewards,
+        count(*) filter (where reward_type = 'DELEGATOR') as count_delegator_rewards,
+        count(*) filter (where reward_type = 'VALIDATOR_FEE') as count_fee_rewards,
+        sum(reward_navax) as reward_navax,
+        coalesce(sum(reward_navax) filter (where reward_type = 'VALIDATOR'), 0) as validator_reward_navax,
+        coalesce(sum(reward_navax) filter (where reward_type = 'DELEGATOR'), 0) as delegator_reward_navax,
+        coalesce(sum(reward_navax) filter (where reward_type = 'VALIDATOR_FEE'), 0) as fee_reward_navax,
+        max(price_usd) as price_usd,
+        -- nAVAX × USD, exact: a DECIMAL product, never a division
+        sum(reward_navax * price_usd) as reward_navax_usd,
+        count(price_usd) = count(*) as is_priced
+    from owned
+    group by reward_day, reward_address, node_id
+),
+
+final as (
+    select
+        reward_day,
+        reward_address,
+        node_id,
+        network,
+        count_rewards,
+        count_validator_rewards,
+        count_delegator_rewards,
+        count_fee_rewards,
+        reward_navax,
+        validator_reward_navax,
+        delegator_reward_navax,
+        fee_reward_navax,
+        price_usd,
+        case when is_priced
+            then cast(round(reward_navax_usd * 0.000000001, 2) as decimal(38, 2)) end as reward_usd,
+        is_priced
+    from daily
+)
+
+select * from final

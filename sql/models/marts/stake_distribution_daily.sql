@@ -1,0 +1,72 @@
+-- description: Stake distribution of the primary network per UTC day, as the day's last validators snapshot shows it.
+-- unique: network, snapshot_day
+-- not_null: snapshot_at, total_stake_navax, validator_stake_navax, delegator_stake_navax, count_validators, count_delegators, nakamoto_coefficient, largest_stake_navax
+-- column: network: mainnet or fuji
+-- column: snapshot_day: the UTC day
+-- column: snapshot_at: the day's last snapshot, whose validators the row describes
+-- column: total_stake_navax: the validators' own stake plus the stake delegated to them, in nAVAX
+-- column: validator_stake_navax: the validators' own stake, in nAVAX
+-- column: delegator_stake_navax: the stake delegated to them, in nAVAX
+-- column: count_validators: validators of the primary network
+-- column: count_delegators: current delegations to them
+-- column: nakamoto_coefficient: the smallest number of validators whose combined stake (own plus delegated) exceeds one third of total_stake_navax
+-- column: largest_stake_navax: the stake (own plus delegated) of the largest validator
+-- column: staking_ratio: total_stake_navax over the supply; null, as no staging model carries a supply yet (the validators snapshot has none)
+with validators as (
+    select * from stg_validators
+    where subnet = 'primary'
+),
+
+day_snapshots as (
+    select
+        network,
+        cast(timezone('UTC', snapshot_at) as date) as snapshot_day,
+        max(snapshot_at) as snapshot_at
+    from validators
+    group by all
+),
+
+staked as (
+    select
+        day_snapshots.network,
+        day_snapshots.snapshot_day,
+        day_snapshots.snapshot_at,
+        validators.node_id,
+        validators.weight as validator_stake_navax,
+        coalesce(validators.delegator_weight_navax, 0) as delegator_stake_navax,
+        validators.weight + coalesce(validators.delegator_weight_navax, 0) as stake_navax,
+        coalesce(validators.delegator_count, 0) as count_delegators
+    from day_snapshots
+    inner join validators
+        on day_snapshots.network = validators.network
+        and day_snapshots.snapshot_at = validators.snapshot_at
+),
+
+ranked as (
+    select
+        *,
+        row_number() over day_ranking as stake_rank,
+        sum(stake_navax) over (day_ranking rows between unbounded preceding and current row) as cumulative_stake_navax,
+        sum(stake_navax) over (partition by network, snapshot_day) as day_stake_navax
+    from staked
+    window day_ranking as (partition by network, snapshot_day order by stake_navax desc, node_id)
+),
+
+final as (
+    select
+        network,
+        snapshot_day,
+        any_value(snapshot_at) as snapshot_at,
+        sum(stake_navax) as total_stake_navax,
+        sum(validator_stake_navax) as validator_stake_navax,
+        sum(delegator_stake_navax) as delegator_stake_navax,
+        count(*) as count_validators,
+        sum(count_delegators) as count_delegators,
+        min(stake_rank) filter (where cumulative_stake_navax * 3 > day_stake_navax) as nakamoto_coefficient,
+        max(stake_navax) as largest_stake_navax,
+        cast(null as decimal(38, 18)) as staking_ratio
+    from ranked
+    group by network, snapshot_day
+)
+
+select * from final

@@ -1,0 +1,139 @@
+-- description: Validators as a history: one row per version of a validator's state, valid from the snapshot it was first seen in that state until the snapshot it was gone or changed.
+-- unique: subnet, node_id, valid_from
+-- not_null: network, weight, started_at, first_seen_at, last_seen_at, count_snapshots, is_current
+-- column: network: mainnet or fuji
+-- column: subnet: primary, or the subnet id
+-- column: node_id: the validator's node id
+-- column: valid_from: snapshot_at of the first snapshot showing this version
+-- column: valid_to: snapshot_at of the first later snapshot of the network in which the validator was gone or changed; null while current
+-- column: is_current: valid_to is null: the newest snapshot shows this version
+-- column: first_seen_at: same as valid_from
+-- column: last_seen_at: snapshot_at of the last snapshot showing this version
+-- column: count_snapshots: how many snapshots showed this version
+-- column: tx_id: the staking transaction of the validation (primary network, permissioned subnets)
+-- column: validation_id: the L1 validation id (L1 subnets)
+-- column: started_at: start of the validation
+-- column: ends_at: end of the validation (null for L1 validators)
+-- column: weight: stake (primary network, in nAVAX) or weight (subnet)
+-- column: delegator_weight_navax: stake delegated to the validator (primary network)
+-- column: total_stake_navax: weight plus delegator_weight_navax (primary network)
+-- column: count_delegators: current delegations of the validator (primary network)
+-- column: potential_reward_navax: reward of the validation if it completes with enough uptime
+-- column: delegation_fee_percent: the validator's fee on its delegators' rewards, in percent
+-- column: bls_public_key: the validator's BLS key, if any
+--
+-- A version is the validator's declared state: transaction, weight, period, fee, potential reward, BLS
+-- key and its delegations (count and weight). Meters that move with every snapshot (uptime, connected,
+-- an L1 validator's balance) are not part of it; stg_validators keeps them per snapshot. "Gone" is
+-- judged against every validators snapshot of the network, so a run whose partition of one subnet
+-- failed shows that subnet's validators gone until the next run.
+with validators as (
+    select * from stg_validators
+),
+
+snapshots as (
+    select
+        network,
+        snapshot_at,
+        row_number() over (partition by network order by snapshot_at) as snapshot_seq
+    from (select distinct network, snapshot_at from validators)
+),
+
+observed as (
+    select
+        validators.*,
+        snapshots.snapshot_seq,
+        md5(concat_ws('|',
+            validators.tx_id,
+            validators.validation_id,
+            cast(validators.started_at as varchar),
+            cast(validators.ends_at as varchar),
+            cast(validators.weight as varchar),
+            cast(validators.delegator_weight_navax as varchar),
+            cast(validators.delegator_count as varchar),
+            cast(validators.potential_reward_navax as varchar),
+            cast(validators.delegation_fee_percent as varchar),
+            validators.bls_public_key
+        )) as state_hash
+    from validators
+    inner join snapshots
+        on validators.network = snapshots.network
+        and validators.snapshot_at = snapshots.snapshot_at
+),
+
+marked as (
+    select
+        *,
+        case
+            when lag(snapshot_seq) over validator is distinct from snapshot_seq - 1 then 1
+            when lag(state_hash) over validator is distinct from state_hash then 1
+            else 0
+        end as is_new_version
+    from observed
+    window validator as (partition by network, subnet, node_id order by snapshot_at)
+),
+
+numbered as (
+    select
+        *,
+        sum(is_new_version) over (
+            partition by network, subnet, node_id
+            order by snapshot_at
+            rows between unbounded preceding and current row
+        ) as version_number
+    from marked
+),
+
+versions as (
+    select
+        network,
+        subnet,
+        node_id,
+        version_number,
+        min(snapshot_at) as first_seen_at,
+        max(snapshot_at) as last_seen_at,
+        max(snapshot_seq) as last_seq,
+        count(*) as count_snapshots,
+        arg_min(tx_id, snapshot_at) as tx_id,
+        arg_min(validation_id, snapshot_at) as validation_id,
+        arg_min(started_at, snapshot_at) as started_at,
+        arg_min(ends_at, snapshot_at) as ends_at,
+        arg_min(weight, snapshot_at) as weight,
+        arg_min(delegator_weight_navax, snapshot_at) as delegator_weight_navax,
+        arg_min(delegator_count, snapshot_at) as count_delegators,
+        arg_min(potential_reward_navax, snapshot_at) as potential_reward_navax,
+        arg_min(delegation_fee_percent, snapshot_at) as delegation_fee_percent,
+        arg_min(bls_public_key, snapshot_at) as bls_public_key
+    from numbered
+    group by network, subnet, node_id, version_number
+),
+
+final as (
+    select
+        versions.network,
+        versions.subnet,
+        versions.node_id,
+        versions.first_seen_at as valid_from,
+        next_snapshot.snapshot_at as valid_to,
+        next_snapshot.snapshot_at is null as is_current,
+        first_seen_at,
+        last_seen_at,
+        count_snapshots,
+        tx_id,
+        validation_id,
+        started_at,
+        ends_at,
+        weight,
+        delegator_weight_navax,
+        case when subnet = 'primary' then weight + coalesce(delegator_weight_navax, 0) end as total_stake_navax,
+        count_delegators,
+        potential_reward_navax,
+        delegation_fee_percent,
+        bls_public_key
+    from versions
+    left join snapshots as next_snapshot
+        on versions.network = next_snapshot.network
+        and versions.last_seq + 1 = next_snapshot.snapshot_seq
+)
+
+select * from final
