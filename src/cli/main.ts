@@ -2,11 +2,15 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { aggregateCommand } from './aggregate.ts';
 import { buildCommand } from './build.ts';
+import { docsCommand } from './docs.ts';
 import { emulatorCommand } from './emulator.ts';
 import { UsageError } from './errors.ts';
 import { EXIT } from './exit.ts';
+import { exportCommand } from './export.ts';
 import { extractCommand } from './extract.ts';
+import { sqlCommand } from './sql.ts';
 import { statusCommand } from './status.ts';
+import { testCommand } from './test.ts';
 import { verifyMessageCommand } from './verify-message.ts';
 import { VERSION } from './version.ts';
 
@@ -17,6 +21,10 @@ await yargs(hideBin(process.argv))
   )
   .command(extractCommand)
   .command(buildCommand)
+  .command(testCommand)
+  .command(exportCommand)
+  .command(sqlCommand)
+  .command(docsCommand)
   .command(statusCommand)
   .command(emulatorCommand)
   .command(aggregateCommand)

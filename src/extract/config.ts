@@ -68,12 +68,13 @@ export async function resolveExtractConfig(
       `${pipelinePath} is not a valid pipeline:\n${problems.join('\n')}\nSee pipelines/pipeline.schema.json for every field.`,
     );
   }
-  const pipeline = parsed.data;
+  const streamList = flags.streams ?? env.AVALAKE_STREAMS;
+  // Streams named on the command line replace the file's list, opt-in ones included.
+  const pipeline =
+    streamList !== undefined ? { ...parsed.data, streams: splitStreams(streamList) } : parsed.data;
   checkPageSizes(pipelinePath, pipeline);
   checkMetrics(pipelinePath, raw, pipeline);
-  const streamList = flags.streams ?? env.AVALAKE_STREAMS;
-  const names = streamList !== undefined ? splitStreams(streamList) : pipeline.streams;
-  const streams = selectStreams(names, pipeline);
+  const streams = selectStreams(pipeline.streams, pipeline);
   const dataDir = flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
   await checkDataDir(dataDir);
   const retries = flags.retries ?? parseRetries(env.AVALAKE_RETRIES);

@@ -8,7 +8,7 @@ import type { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
 
 /** Runs `status` in-process, capturing its output. */
 async function runStatus(args: { dataDir?: string; json?: boolean }, now?: number) {
@@ -46,12 +46,12 @@ function totalsOf(...summaries: RunSummary[]) {
 
 describe('avalake status', () => {
   let emulator: Emulator;
-  let workspace: ReturnType<typeof demoWorkspace>;
+  let workspace: ReturnType<typeof coreWorkspace>;
 
   beforeAll(async () => {
     emulator = await startEmulator();
     // One partition or two of every strategy: cursor, newest-first, snapshot.
-    workspace = demoWorkspace(emulator, (raw) => {
+    workspace = coreWorkspace(emulator, (raw) => {
       const p = raw as ReturnType<typeof demoPipelineOf> & Record<string, unknown>;
       p.primary.addresses = p.primary.addresses.slice(0, 1);
       p.primary.nodeIds = p.primary.nodeIds.slice(0, 1);

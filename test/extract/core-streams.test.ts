@@ -4,18 +4,18 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
 import { MAX_METRICS_PAGE_SIZE, MAX_PAGE_SIZE } from '../../src/extract/streams/fields.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { CORE_STREAMS, lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 
 describe('extract of the core streams against the emulator', () => {
   let emulator: Emulator;
-  let workspace: ReturnType<typeof demoWorkspace>;
+  let workspace: ReturnType<typeof coreWorkspace>;
   let pipeline: Pipeline;
 
   beforeAll(async () => {
     emulator = await startEmulator();
-    workspace = demoWorkspace(emulator);
+    workspace = coreWorkspace(emulator);
     pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));
   });
   afterAll(() => emulator.close());

@@ -7,7 +7,7 @@ import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { runExtract } from '../../src/extract/run.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 
@@ -17,7 +17,7 @@ afterEach(() => emulator?.close());
 describe('extract under faults', () => {
   it('with 429s, 500s, dropped connections and cut bodies, the lake equals the fault-free truth', async () => {
     emulator = await startEmulator({ faults: '429=0.2,500=0.05,reset=0.02,truncate=0.01' });
-    const workspace = demoWorkspace(emulator);
+    const workspace = coreWorkspace(emulator);
     const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));
     const summary = await extractOnce(workspace.pipelinePath, workspace.dataDir);
     expect(summary.status).toBe('ok');
@@ -38,7 +38,7 @@ describe('extract under faults', () => {
   it('restarts a walk whose page token expired, without losing or repeating a record', async () => {
     emulator = await startEmulator();
     const e = emulator;
-    const workspace = demoWorkspace(e, (p) => {
+    const workspace = coreWorkspace(e, (p) => {
       p.pageSize = { erc20_transfers: 25, utxos: 10, icm_messages: 25, staking_transactions: 10 };
     });
     const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));

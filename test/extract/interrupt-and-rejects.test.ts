@@ -8,7 +8,7 @@ import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { runExtract } from '../../src/extract/run.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
 import { CORE_STREAMS, lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 
@@ -19,7 +19,7 @@ describe('a run stopped by a signal', () => {
   it('exits 130 with a consistent lake, and the next run completes the work', async () => {
     // Every answer is slow, so the signal surely lands mid-run.
     emulator = await startEmulator({ faults: 'slow=1:150' });
-    const workspace = demoWorkspace(emulator, (p) => {
+    const workspace = coreWorkspace(emulator, (p) => {
       p.flush = { rows: 100 };
     });
     const child = spawn(
@@ -49,7 +49,7 @@ describe('a run stopped by a signal', () => {
 describe('records that fail their schema', () => {
   it('go to the rejects table with the raw JSON and the reason, and the run goes on', async () => {
     emulator = await startEmulator();
-    const workspace = demoWorkspace(emulator);
+    const workspace = coreWorkspace(emulator);
     const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));
     const http = createHttpClient({ userAgent: 'avalake/test' });
     const real = createFetcher({ http });

@@ -8,7 +8,7 @@ import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { runExtract } from '../../src/extract/run.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace } from '../helpers/extract.ts';
+import { coreWorkspace } from '../helpers/extract.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { lakeTotals, truthOf } from '../helpers/truth.ts';
 
@@ -26,7 +26,7 @@ describe('a per-day compute-unit quota', () => {
     });
     // Streams whose records are final once read: an up-to-date partition costs one page a run.
     const names = ['staking_transactions', 'rewards'];
-    const workspace = demoWorkspace(emulator, (p) => {
+    const workspace = coreWorkspace(emulator, (p) => {
       p.pageSize = { staking_transactions: 5, rewards: 5 };
     });
     const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(workspace.pipelinePath, 'utf8')));

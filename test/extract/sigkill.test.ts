@@ -5,7 +5,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { rng } from '../../src/emulator/rng.ts';
 import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { demoWorkspace } from '../helpers/extract.ts';
+import { coreWorkspace } from '../helpers/extract.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { CORE_STREAMS, lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 
@@ -43,7 +43,7 @@ describe('crash safety', () => {
 
   it(`killed with SIGKILL ${KILLS} times and resumed, the lake equals a clean run's, with no row twice`, async () => {
     // Small flushes, so kills land between many commits as well as inside them.
-    const workspace = demoWorkspace(emulator, (p) => {
+    const workspace = coreWorkspace(emulator, (p) => {
       p.flush = { rows: 200 };
       p.concurrency = 2;
     });

@@ -6,6 +6,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { createHttpClient } from '../../src/extract/http.ts';
 import { type RunSummary, runExtract } from '../../src/extract/run.ts';
+import { CORE_STREAMS } from './truth.ts';
 
 /** A fresh temporary data directory and the demo pipeline of the emulator's Fuji world, as a file in it. */
 export function demoWorkspace(emulator: Emulator, edit: (p: Record<string, unknown>) => void = () => {}) {
@@ -16,6 +17,13 @@ export function demoWorkspace(emulator: Emulator, edit: (p: Record<string, unkno
   writeFileSync(pipelinePath, JSON.stringify(pipeline));
   return { dir, dataDir: join(dir, 'data'), pipelinePath };
 }
+
+/** The demo workspace restricted to the core streams (issue 3's eight), which the truth helpers cover. */
+export const coreWorkspace = (emulator: Emulator, edit: (p: Record<string, unknown>) => void = () => {}) =>
+  demoWorkspace(emulator, (p) => {
+    p.streams = [...CORE_STREAMS];
+    edit(p);
+  });
 
 /** One extract run of a pipeline file into a data directory, in-process. */
 export async function extractOnce(

@@ -1,8 +1,8 @@
 -- description: One row per ICM (cross-chain) message of the configured addresses, as of its newest status.
 -- unique: message_id
--- not_null: status, source_blockchain_id, destination_blockchain_id, sent_at
+-- not_null: status, source_blockchain_id, destination_blockchain_id
 -- accepted_values: status = pending | delivered | delivered_source_not_indexed
--- column: sent_at: time of the source transaction
+-- column: sent_at: time of the source transaction (null when the source is not indexed: delivered_source_not_indexed)
 -- column: delivered_at: time of the delivery on the destination chain, null while pending
 with source as (
     select * from {{ lake('icm_messages') }}

@@ -9,3 +9,16 @@ export const listField =
 /** The largest page each kind of endpoint allows (§8): every stream asks for it. */
 export const MAX_PAGE_SIZE = 100;
 export const MAX_METRICS_PAGE_SIZE = 2160;
+
+/**
+ * Partitions of a whole-chain listing that takes no lower bound (a chain's latest transactions, its
+ * blocks, its vertices, a height walk from genesis): the first run would read the chain back to its
+ * genesis, millions of pages on mainnet. Such a stream runs only when the pipeline names it in `streams`.
+ */
+export const whenNamed =
+  <P>(
+    name: string,
+    partitions: (pipeline: P & { streams?: readonly string[] | undefined }) => Record<string, string>[],
+  ) =>
+  (pipeline: P & { streams?: readonly string[] | undefined }) =>
+    pipeline.streams?.includes(name) ? partitions(pipeline) : [];

@@ -1,0 +1,58 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { CommandModule } from 'yargs';
+import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
+import { EXIT } from './exit.ts';
+import { reportWarehouseError } from './sql.ts';
+
+interface DocsArgs {
+  dataDir?: string;
+  models?: string;
+  out?: string;
+  check?: boolean;
+}
+
+/** The whole command, returning its exit code: `--check` is 1 when the file differs from the models. */
+export async function docs(args: DocsArgs): Promise<number> {
+  const out = args.out ?? DICTIONARY_PATH;
+  try {
+    const dictionary = await generateDictionary({
+      dataDir: args.dataDir ?? 'data',
+      modelsDir: args.models ?? 'sql/models',
+    });
+    for (const problem of dictionary.problems) process.stderr.write(`avalake: warning: ${problem}\n`);
+    if (args.check) {
+      const committed = await readFile(out, 'utf8').catch(() => '');
+      if (committed === dictionary.markdown) {
+        process.stdout.write(`${out} is up to date\n`);
+        return EXIT.ok;
+      }
+      process.stderr.write(
+        `avalake: ${out} is out of date with the models; run "avalake docs" and commit it\n`,
+      );
+      return EXIT.failed;
+    }
+    await writeFile(out, dictionary.markdown);
+    process.stdout.write(`wrote ${out}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return reportWarehouseError(error);
+  }
+}
+
+export const docsCommand: CommandModule<object, DocsArgs> = {
+  command: 'docs',
+  describe: 'Write the data dictionary (docs/data-dictionary.md) from the models and the built warehouse',
+  builder: (y) =>
+    y
+      .option('data-dir', {
+        type: 'string',
+        default: 'data',
+        describe: 'Data directory of the built warehouse',
+      })
+      .option('models', { type: 'string', default: 'sql/models', describe: 'Folder of the models' })
+      .option('out', { type: 'string', default: DICTIONARY_PATH, describe: 'File to write' })
+      .option('check', { type: 'boolean', describe: 'Write nothing; exit 1 if the file is out of date' }),
+  handler: async (args) => {
+    process.exitCode = await docs(args);
+  },
+};

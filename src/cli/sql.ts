@@ -1,0 +1,68 @@
+import type { CommandModule } from 'yargs';
+import { ModelError } from '../warehouse/models.ts';
+import {
+  formatResult,
+  type OutputFormat,
+  QueryFailedError,
+  runQuery,
+  WarehouseUsageError,
+  withWarehouse,
+} from '../warehouse/sql.ts';
+import { EXIT } from './exit.ts';
+
+interface SqlArgs {
+  query?: string;
+  dataDir?: string;
+  format?: OutputFormat;
+}
+
+/**
+ * The exit code of a warehouse command's error, after printing it as one line: the caller's mistake
+ * (no warehouse, unknown model, bad SQL) is 2, anything that failed while running is 1.
+ */
+export function reportWarehouseError(error: unknown): number {
+  const message = (error as Error).message;
+  if (error instanceof WarehouseUsageError || error instanceof ModelError) {
+    process.stderr.write(`avalake: ${message}\n`);
+    return EXIT.usage;
+  }
+  if (error instanceof QueryFailedError) {
+    process.stderr.write(`avalake: the query failed: ${message}\n`);
+    return EXIT.failed;
+  }
+  process.stderr.write(`avalake: ${message}\n`);
+  return EXIT.failed;
+}
+
+/** The whole command, returning its exit code. */
+export async function sql(args: SqlArgs): Promise<number> {
+  const query = args.query?.trim() ?? '';
+  if (query === '') {
+    process.stderr.write('avalake: name a query, e.g. avalake sql "select * from stg_rewards limit 5"\n');
+    return EXIT.usage;
+  }
+  try {
+    const result = await withWarehouse(args.dataDir ?? 'data', (db) => runQuery(db, query));
+    process.stdout.write(`${formatResult(result, args.format ?? 'table')}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return reportWarehouseError(error);
+  }
+}
+
+export const sqlCommand: CommandModule<object, SqlArgs> = {
+  command: 'sql <query>',
+  describe: 'Run a query on the warehouse (read-only) and print the answer',
+  builder: (y) =>
+    y
+      .positional('query', { type: 'string', describe: 'SQL, e.g. "select * from stg_rewards limit 5"' })
+      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
+      .option('format', {
+        choices: ['table', 'csv', 'json'] as const,
+        default: 'table' as const,
+        describe: 'Output: a text table, CSV with a header, or a JSON array of rows',
+      }),
+  handler: async (args) => {
+    process.exitCode = await sql(args);
+  },
+};

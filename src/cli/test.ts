@@ -1,0 +1,75 @@
+import type { CommandModule } from 'yargs';
+import { formatTable } from '../warehouse/sql.ts';
+import { parseMaxAge, runWarehouseTests, type TestReport } from '../warehouse/test.ts';
+import { EXIT } from './exit.ts';
+import { reportWarehouseError } from './sql.ts';
+
+interface TestArgs {
+  dataDir?: string;
+  select?: string;
+  models?: string;
+  tests?: string;
+  maxAge?: string[];
+  json?: boolean;
+}
+
+const LABEL = { pass: 'PASS ', fail: 'FAIL ', error: 'ERROR', skip: 'SKIP ' } as const;
+
+/** One line a check; a failing one is followed by its first offending rows as a small table. */
+export function formatTestReport(report: TestReport): string {
+  const lines: string[] = [];
+  for (const o of report.outcomes) {
+    lines.push(`${LABEL[o.status]}  ${o.name}${o.message ? `: ${o.message}` : ''}`);
+    if (o.sample)
+      lines.push(
+        ...formatTable(o.sample, { maxCellWidth: 70 })
+          .split('\n')
+          .map((l) => `       ${l}`),
+      );
+  }
+  lines.push(
+    `${report.passed} passed, ${report.failed} failed, ${report.errored} errors, ${report.skipped} skipped`,
+  );
+  return lines.join('\n');
+}
+
+/** The whole command, returning its exit code: 0 when nothing failed (skips are not failures). */
+export async function test(args: TestArgs, now = Date.now()): Promise<number> {
+  try {
+    const report = await runWarehouseTests({
+      dataDir: args.dataDir ?? 'data',
+      modelsDir: args.models ?? 'sql/models',
+      testsDir: args.tests ?? 'sql/tests',
+      ...(args.select !== undefined ? { select: args.select } : {}),
+      maxAge: parseMaxAge(args.maxAge ?? []),
+      now,
+    });
+    process.stdout.write(`${args.json ? JSON.stringify(report) : formatTestReport(report)}\n`);
+    return report.failed + report.errored > 0 ? EXIT.failed : EXIT.ok;
+  } catch (error) {
+    return reportWarehouseError(error);
+  }
+}
+
+export const testCommand: CommandModule<object, TestArgs> = {
+  command: 'test',
+  describe: 'Check the warehouse: keys, not-null and accepted values, freshness per stream, sql/tests',
+  builder: (y) =>
+    y
+      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
+      .option('select', {
+        type: 'string',
+        describe: 'Only these models: name, name+ (and downstream), +name',
+      })
+      .option('models', { type: 'string', default: 'sql/models', describe: 'Folder of the models' })
+      .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })
+      .option('max-age', {
+        type: 'string',
+        array: true,
+        describe: 'How old a stream’s newest commit may be: 24h (default), or stream=2d for one stream',
+      })
+      .option('json', { type: 'boolean', describe: 'Print the report as JSON' }),
+  handler: async (args) => {
+    process.exitCode = await test(args);
+  },
+};

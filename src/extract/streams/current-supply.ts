@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { lake } from '../../schemas/lake.ts';
+import { defineStream } from '../stream.ts';
+
+/** The primary network: getCurrentSupply without `subnetID`. */
+const PRIMARY = 'primary';
+
+/**
+ * §4.20 `platform.getCurrentSupply` of the primary network and each configured subnet: one point per
+ * run, so the lake holds a time series (keyed by the P-Chain height it was read at).
+ */
+export const currentSupply = defineStream({
+  name: 'current_supply',
+  description:
+    'Upper bound of the stakeable supply (nAVAX) per subnet, one point per run at its P-Chain height',
+  strategy: 'snapshot',
+  schema: z.object({ supply: lake.amount(), height: lake.int64().optional() }),
+  primaryKey: ['height'],
+  partitions: (p) => [PRIMARY, ...p.primary.subnets].map((subnet) => ({ network: p.network, subnet })),
+  request: (_p, partition) => ({
+    kind: 'rpc',
+    method: 'platform.getCurrentSupply',
+    params: partition.subnet === PRIMARY ? {} : { subnetID: partition.subnet },
+  }),
+  records: (body) => (typeof body === 'object' && body !== null ? [body] : []),
+});

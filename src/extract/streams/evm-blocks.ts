@@ -1,0 +1,32 @@
+import { evmBlock } from '../../schemas/evm.ts';
+import type { Pipeline } from '../pipeline.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+
+const NAME = 'evm_blocks';
+
+/**
+ * §4.14 every block of each configured EVM chain, newest first; a run stops at the newest one committed,
+ * so it costs ceil(new blocks / 100) + 1 requests.
+ *
+ * Note: the listing takes no lower bound, so the first run reads the chain back to its genesis (the
+ * C-Chain: tens of millions of blocks, a backfill of days under the free quota). A pipeline opts in by
+ * naming the stream in `streams`.
+ */
+export const evmBlocks = defineStream({
+  name: NAME,
+  description: 'Every block of the configured EVM chains (opt-in: name it in the pipeline streams)',
+  strategy: 'newest-first',
+  schema: evmBlock,
+  primaryKey: ['blockNumber'],
+  partitions: whenNamed(NAME, (p: Pipeline) => p.evm.chains.map((chain) => ({ network: p.network, chain }))),
+  request: (_p, partition) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/chains/{chainId}/blocks',
+    path: `/v1/chains/${partition.chain}/blocks`,
+    query: {},
+  }),
+  records: listField('blocks'),
+  maxPageSize: MAX_PAGE_SIZE,
+});

@@ -1,0 +1,31 @@
+import { nativeTokenBalance } from '../../schemas/evm.ts';
+import { defineStream } from '../stream.ts';
+
+const balanceOf = (body: unknown): unknown[] => {
+  const balance = (body as { nativeTokenBalance?: unknown } | null)?.nativeTokenBalance;
+  return balance === undefined ? [] : [balance];
+};
+
+/**
+ * §4.12 the native token balance of each configured address on each configured EVM chain at the latest
+ * block, in US dollars: one row per run (one request), so balances over time are a series of snapshots.
+ */
+export const nativeBalances = defineStream({
+  name: 'native_balances',
+  description: 'Native token balance of the configured EVM addresses at the latest block; a snapshot per run',
+  strategy: 'snapshot',
+  schema: nativeTokenBalance,
+  primaryKey: ['chainId'],
+  partitions: (p) =>
+    p.evm.chains.flatMap((chain) =>
+      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
+    ),
+  request: (_p, partition) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/chains/{chainId}/addresses/{address}/balances:getNative',
+    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/balances:getNative`,
+    query: { currency: 'usd' },
+  }),
+  records: balanceOf,
+});

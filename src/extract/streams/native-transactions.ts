@@ -1,0 +1,30 @@
+import { evmTransaction } from '../../schemas/evm.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/**
+ * §4.10 native transactions of each configured address on each configured EVM chain. The listing is
+ * newest first and takes `startBlock` (inclusive): a run starts at the newest committed block and
+ * stops there, like the ERC-20 transfers.
+ */
+export const nativeTransactions = defineStream({
+  name: 'native_transactions',
+  description: 'EVM transactions sent or received by the configured EVM addresses',
+  strategy: 'newest-first',
+  schema: evmTransaction,
+  primaryKey: ['txHash'],
+  sinceOf: (t) => Number(t.blockNumber),
+  partitions: (p) =>
+    p.evm.chains.flatMap((chain) =>
+      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
+    ),
+  request: (_p, partition, since) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/chains/{chainId}/addresses/{address}/transactions:listNative',
+    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/transactions:listNative`,
+    query: { startBlock: since },
+  }),
+  records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
+});

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { lake } from '../../schemas/lake.ts';
+import { numericAmount } from '../../schemas/primary.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/** Seconds since the Unix epoch of a pipeline's `start` date. */
+const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
+
+/**
+ * §4.7 P-Chain blocks proposed by each configured validator. The listing is newest first and has no
+ * `sortOrder`, but takes `startTimestamp`: a run asks from the newest committed block's time and walks
+ * down to it.
+ */
+export const nodeBlocks = defineStream({
+  name: 'node_blocks',
+  description: 'P-Chain blocks proposed by the configured validators',
+  strategy: 'newest-first',
+  schema: z.object({
+    blockNumber: lake.int64(),
+    blockHash: z.string(),
+    parentHash: z.string(),
+    blockTimestamp: lake.timestamp(),
+    blockType: z.string(),
+    txCount: lake.int32(),
+    transactions: z.array(z.string()),
+    blockSizeBytes: lake.int64(),
+    l1ValidatorsAccruedFees: numericAmount().optional(),
+    activeL1Validators: lake.int32().optional(),
+    currentSupply: lake.amount().optional(),
+    proposerDetails: z
+      .object({
+        proposerId: z.string().optional(),
+        proposerParentId: z.string().optional(),
+        proposerNodeId: z.string().optional(),
+        proposerPChainHeight: lake.int64().optional(),
+        proposerTimestamp: lake.timestamp().optional(),
+      })
+      .optional(),
+  }),
+  primaryKey: ['blockHash'],
+  sinceOf: (b) => Number(b.blockTimestamp),
+  partitions: (p) => p.primary.nodeIds.map((nodeId) => ({ network: p.network, nodeId })),
+  request: (p, partition, since) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
+    path: `/v1/networks/${p.network}/blockchains/p-chain/nodes/${partition.nodeId}/blocks`,
+    query: { startTimestamp: since ?? startOf(p.start) },
+  }),
+  records: listField('blocks'),
+  maxPageSize: MAX_PAGE_SIZE,
+});

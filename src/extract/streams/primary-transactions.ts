@@ -1,0 +1,76 @@
+import type { z } from 'zod';
+import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
+import type { Pipeline } from '../pipeline.ts';
+import { type CursorStream, defineStream, type Partition } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE } from './fields.ts';
+
+/** Seconds since the Unix epoch of a pipeline's `start` date, the lower bound of a first run. */
+const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
+
+const ROUTE = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
+
+/**
+ * The request of §4.1 with addresses, oldest first from a cursor (inclusive). Every transaction type,
+ * no `l1ValidationId`: the pipeline has no field to ask for fewer (see the README's stream table).
+ */
+const byAddress =
+  (blockchainId: string) =>
+  (
+    p: Pipeline,
+    partition: Partition,
+    cursor: number | undefined,
+  ): ReturnType<CursorStream<z.ZodObject>['request']> => ({
+    kind: 'http',
+    service: 'data',
+    route: ROUTE,
+    path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
+    query: { addresses: partition.address, sortOrder: 'asc', startTimestamp: cursor ?? startOf(p.start) },
+  });
+
+const perAddress = (p: Pipeline) => p.primary.addresses.map((address) => ({ network: p.network, address }));
+
+/**
+ * §4.1 P-Chain transactions of each configured address, every type (transfers, staking, subnets and
+ * L1s, atomic), oldest first from the last committed block time.
+ */
+export const pChainTransactions = defineStream({
+  name: 'p_chain_transactions',
+  description:
+    'P-Chain transactions of the configured addresses, every type, with their UTXOs and L1 details',
+  strategy: 'cursor',
+  schema: pChainTx,
+  primaryKey: ['txHash'],
+  cursorOf: (tx) => Number(tx.blockTimestamp),
+  partitions: perAddress,
+  request: byAddress('p-chain'),
+  records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
+});
+
+/** §4.1 X-Chain transactions of each configured address, oldest first from the last committed time. */
+export const xChainTransactions = defineStream({
+  name: 'x_chain_transactions',
+  description: 'X-Chain transactions of the configured addresses, with their UTXOs',
+  strategy: 'cursor',
+  schema: xChainTx,
+  primaryKey: ['txHash'],
+  cursorOf: (tx) => Number(tx.timestamp),
+  partitions: perAddress,
+  request: byAddress('x-chain'),
+  records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
+});
+
+/** §4.1 C-Chain atomic transactions (imports, exports) of each configured address, oldest first. */
+export const cChainTransactions = defineStream({
+  name: 'c_chain_transactions',
+  description: 'C-Chain atomic imports and exports of the configured addresses',
+  strategy: 'cursor',
+  schema: cChainTx,
+  primaryKey: ['txHash'],
+  cursorOf: (tx) => Number(tx.timestamp),
+  partitions: perAddress,
+  request: byAddress('c-chain'),
+  records: listField('transactions'),
+  maxPageSize: MAX_PAGE_SIZE,
+});

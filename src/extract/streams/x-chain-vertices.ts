@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { lake } from '../../schemas/lake.ts';
+import { defineStream } from '../stream.ts';
+import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+
+/**
+ * §4.8 X-Chain vertices, newest first. The listing takes no bound, so a run walks down to the newest
+ * vertex of the last run. Vertices stopped with the X-Chain's move to linear blocks (Cortina); the
+ * listing holds its DAG era.
+ */
+export const xChainVertices = defineStream({
+  name: 'x_chain_vertices',
+  description: 'X-Chain DAG vertices, newest first',
+  strategy: 'newest-first',
+  schema: z.object({
+    vertexHash: z.string(),
+    parentHashes: z.array(z.string()),
+    vertexHeight: lake.int64(),
+    vertexIndex: lake.int64(),
+    vertexTimestamp: lake.timestamp(),
+    txCount: lake.int32(),
+    transactions: z.array(z.string()),
+    vertexSizeBytes: lake.int64(),
+  }),
+  primaryKey: ['vertexHash'],
+  partitions: whenNamed('x_chain_vertices', (p) => [{ network: p.network }]),
+  request: (p) => ({
+    kind: 'http',
+    service: 'data',
+    route: '/v1/networks/{network}/blockchains/{blockchainId}/vertices',
+    path: `/v1/networks/${p.network}/blockchains/x-chain/vertices`,
+    query: {},
+  }),
+  records: listField('vertices'),
+  maxPageSize: MAX_PAGE_SIZE,
+});

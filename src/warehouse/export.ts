@@ -1,0 +1,91 @@
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { quoteIdent, quoteLiteral } from './duckdb.ts';
+import { runQuery, WarehouseUsageError, warehouseObjects, withWarehouse } from './sql.ts';
+
+export type ExportFormat = 'parquet' | 'csv';
+
+export interface ExportOptions {
+  dataDir: string;
+  /** A table or view of the warehouse. */
+  model: string;
+  format: ExportFormat;
+  /** A file, or with `partitionBy` a folder of Hive-style `col=value/` subfolders. */
+  out: string;
+  partitionBy?: string;
+}
+
+export interface ExportResult {
+  model: string;
+  format: ExportFormat;
+  out: string;
+  rows: number;
+  /** Files written, relative to `out` when partitioned. */
+  files: string[];
+}
+
+/**
+ * Copies a model out of the warehouse (read-only) with DuckDB's COPY: Parquet with zstd, exact
+ * DECIMAL(38,0) amounts and UTC timestamps; or CSV with a header. The export is written aside and renamed
+ * into place, so a BI tool polling `out` never reads half a file. A partitioned export writes a folder and
+ * refuses to replace an existing one (it would have to delete what is there).
+ */
+export async function exportModel(options: ExportOptions): Promise<ExportResult> {
+  const out = resolve(options.out);
+  const existing = await stat(out).catch(() => undefined);
+  if (options.partitionBy !== undefined && existing)
+    throw new WarehouseUsageError(
+      `${options.out} already exists; a partitioned export writes a new folder: remove it or choose another --out`,
+    );
+  if (options.partitionBy === undefined && existing?.isDirectory())
+    throw new WarehouseUsageError(
+      `${options.out} is a folder; name a file, or add --partition-by to write a folder`,
+    );
+  if (!(await stat(dirname(out)).catch(() => undefined))?.isDirectory())
+    throw new WarehouseUsageError(`${dirname(options.out)} does not exist; create it first`);
+
+  return withWarehouse(options.dataDir, async (db) => {
+    const objects = await warehouseObjects(db);
+    if (!objects.has(options.model))
+      throw new WarehouseUsageError(
+        `no model named "${options.model}" in the warehouse; models: ${[...objects.keys()].join(', ') || '(none: run avalake build)'}`,
+      );
+    if (options.partitionBy !== undefined) {
+      const { rows } = await runQuery(db, `describe ${quoteIdent(options.model)}`);
+      const columns = rows.map((r) => String(r[0]));
+      if (!columns.includes(options.partitionBy))
+        throw new WarehouseUsageError(
+          `--partition-by: ${options.model} has no column "${options.partitionBy}"; columns: ${columns.join(', ')}`,
+        );
+    }
+    const aside = join(dirname(out), `.${basename(out)}.exporting-${process.pid}`);
+    await rm(aside, { recursive: true, force: true });
+    const settings = [
+      options.format === 'parquet' ? 'format parquet, compression zstd' : 'format csv, header true',
+      ...(options.partitionBy !== undefined ? [`partition_by (${quoteIdent(options.partitionBy)})`] : []),
+    ];
+    try {
+      const copied = await runQuery(
+        db,
+        `copy (select * from ${quoteIdent(options.model)}) to ${quoteLiteral(aside)} (${settings.join(', ')})`,
+      );
+      await rename(aside, out);
+      const files =
+        options.partitionBy !== undefined
+          ? (await readdir(out, { recursive: true, withFileTypes: true }))
+              .filter((e) => e.isFile())
+              .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
+              .sort()
+          : [basename(out)];
+      return {
+        model: options.model,
+        format: options.format,
+        out,
+        rows: Number(copied.rows[0]?.[0] ?? 0),
+        files,
+      };
+    } finally {
+      await rm(aside, { recursive: true, force: true });
+    }
+  });
+}

@@ -1,0 +1,300 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { readCommitLog } from '../load/index.ts';
+import { DEFAULT_MODELS_DIR } from './build.ts';
+import { quoteIdent, quoteLiteral } from './duckdb.ts';
+import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
+import {
+  QueryFailedError,
+  type QueryResult,
+  runQuery,
+  WarehouseUsageError,
+  warehouseObjects,
+  withWarehouse,
+} from './sql.ts';
+
+export const DEFAULT_TESTS_DIR = 'sql/tests';
+/** A stream whose newest commit is older than this is stale, unless `--max-age stream=…` says otherwise. */
+export const DEFAULT_MAX_AGE_SECONDS = 24 * 3600;
+/** Offending rows printed per failing test; the count says how many there are in all. */
+export const SAMPLE_ROWS = 10;
+
+export type TestKind = 'unique' | 'not_null' | 'accepted_values' | 'freshness' | 'sql';
+export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
+
+/** One check and what came of it. */
+export interface TestOutcome {
+  name: string;
+  kind: TestKind;
+  /** The model or stream it checks, or the test file. */
+  subject: string;
+  status: TestStatus;
+  /** Why it failed, errored or was skipped; empty on a pass. */
+  message: string;
+  /** Offending rows in all. */
+  failures: number;
+  /** The first offending rows. */
+  sample?: QueryResult;
+}
+
+export interface TestReport {
+  outcomes: TestOutcome[];
+  passed: number;
+  failed: number;
+  errored: number;
+  skipped: number;
+}
+
+/** How old each stream's newest commit may be: a default and per-stream exceptions, in seconds. */
+export interface MaxAge {
+  defaultSeconds: number;
+  byStream: Record<string, number>;
+}
+
+export interface TestOptions {
+  dataDir: string;
+  modelsDir?: string;
+  testsDir?: string;
+  /** `--select` as for build: only these models' checks, their streams' freshness and the SQL tests reading them. */
+  select?: string;
+  maxAge?: MaxAge;
+  now?: number;
+}
+
+/** A file of `sql/tests`: a query returning the offending rows, zero rows being a pass. */
+export interface SqlTest {
+  name: string;
+  path: string;
+  description: string;
+  /** `-- requires: model, …`: models it needs; when one is not in the warehouse the test is skipped. */
+  requires: string[];
+  sql: string;
+}
+
+export function loadSqlTests(dir: string): SqlTest[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.sql'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return names.sort().map((file) => {
+    const path = join(dir, file);
+    const sql = readFileSync(path, 'utf8');
+    const header = (key: string) =>
+      new RegExp(`^\\s*--\\s*${key}:\\s*(.*)$`, 'm').exec(sql)?.[1]?.trim() ?? '';
+    return {
+      name: basename(file, '.sql'),
+      path,
+      description: header('description'),
+      requires: header('requires')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      // A trailing semicolon would end the subquery the runner wraps the test in.
+      sql: sql.trim().replace(/;\s*$/, ''),
+    };
+  });
+}
+
+/** `90s`, `45m`, `24h`, `7d` → seconds; a bare number is hours. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(text.trim());
+  if (!m) throw new WarehouseUsageError(`--max-age: "${text}" is not a duration; write e.g. 90m, 24h or 7d`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400, '': 3600 }[m[2] as 's' | 'm' | 'h' | 'd' | ''];
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** `--max-age 24h --max-age metrics=2d` → a default of 24 h and two days for metrics. */
+export function parseMaxAge(values: readonly string[]): MaxAge {
+  const maxAge: MaxAge = { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
+  for (const value of values) {
+    const at = value.indexOf('=');
+    if (at < 0) maxAge.defaultSeconds = parseDuration(value);
+    else maxAge.byStream[value.slice(0, at).trim()] = parseDuration(value.slice(at + 1));
+  }
+  return maxAge;
+}
+
+/**
+ * Every check of the warehouse, read-only: each model's key unique and not null, its `not_null` columns
+ * and `accepted_values` (from the header directives); each stream's freshness (from the commit log);
+ * every `sql/tests/*.sql`. A model or test that cannot run here (not built; a required model missing) is
+ * skipped with the reason, never passed silently.
+ */
+export async function runWarehouseTests(options: TestOptions): Promise<TestReport> {
+  const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
+  const selected = selectModels(models, options.select);
+  const sqlTests = loadSqlTests(options.testsDir ?? DEFAULT_TESTS_DIR);
+  const outcomes: TestOutcome[] = [];
+
+  await withWarehouse(options.dataDir, async (db) => {
+    // Day boundaries in the tests are UTC days, whatever the machine's zone.
+    await db.run(`set TimeZone = 'UTC'`);
+    const present = await warehouseObjects(db);
+    for (const model of models.filter((m) => selected.has(m.name)))
+      for (const check of modelChecks(model)) {
+        if (!present.has(model.name)) {
+          outcomes.push({
+            ...check,
+            status: 'skip',
+            message: `${model.name} is not in the warehouse (the build skips a model whose streams have no data yet)`,
+            failures: 0,
+          });
+          continue;
+        }
+        outcomes.push({ ...check, ...(await runCheck(db, check.sql)) });
+      }
+
+    const modelNames = new Set(models.map((m) => m.name));
+    for (const test of sqlTests) {
+      const reads = new Set([...identifiersOf(test.sql).filter((i) => modelNames.has(i)), ...test.requires]);
+      if (options.select !== undefined && ![...reads].some((r) => selected.has(r))) continue;
+      const base = { name: test.name, kind: 'sql' as const, subject: test.path };
+      const missing = test.requires.filter((r) => !present.has(r));
+      if (missing.length > 0) {
+        outcomes.push({
+          ...base,
+          status: 'skip',
+          message: `needs ${missing.join(', ')}, not in the warehouse${
+            missing.some((m) => !modelNames.has(m)) ? ' (no such model yet)' : ''
+          }: ${test.description}`,
+          failures: 0,
+        });
+        continue;
+      }
+      outcomes.push({ ...base, ...(await runCheck(db, test.sql)) });
+    }
+  });
+
+  outcomes.push(...(await freshness(options, models, selected)));
+  const count = (s: TestStatus) => outcomes.filter((o) => o.status === s).length;
+  return {
+    outcomes,
+    passed: count('pass'),
+    failed: count('fail'),
+    errored: count('error'),
+    skipped: count('skip'),
+  };
+}
+
+/** The checks a model's header declares, each a query returning its offending rows. */
+export function modelChecks(
+  model: Model,
+): (Pick<TestOutcome, 'name' | 'kind' | 'subject'> & { sql: string })[] {
+  const table = quoteIdent(model.name);
+  const checks: (Pick<TestOutcome, 'name' | 'kind' | 'subject'> & { sql: string })[] = [];
+  if (model.unique.length > 0) {
+    const key = model.unique.map(quoteIdent).join(', ');
+    checks.push({
+      name: `unique ${model.name} (${model.unique.join(', ')})`,
+      kind: 'unique',
+      subject: model.name,
+      sql: `select ${key}, count(*) as count_rows from ${table} group by ${key} having count(*) > 1 order by count_rows desc`,
+    });
+  }
+  for (const column of [...new Set([...model.unique, ...model.notNull])])
+    checks.push({
+      name: `not_null ${model.name}.${column}`,
+      kind: 'not_null',
+      subject: model.name,
+      // The key beside the null column locates the row without printing every column.
+      sql: `select ${[...new Set([...model.unique, column])].map(quoteIdent).join(', ')} from ${table} where ${quoteIdent(column)} is null`,
+    });
+  for (const { column, values } of model.acceptedValues)
+    checks.push({
+      name: `accepted_values ${model.name}.${column}`,
+      kind: 'accepted_values',
+      subject: model.name,
+      sql:
+        `select ${quoteIdent(column)} as value, count(*) as count_rows from ${table} ` +
+        `where ${quoteIdent(column)} is not null and cast(${quoteIdent(column)} as varchar) not in (${values.map(quoteLiteral).join(', ')}) ` +
+        'group by all order by count_rows desc',
+    });
+  return checks;
+}
+
+/** Runs a query of offending rows: how many, and the first few. A query that cannot run is an error. */
+async function runCheck(
+  db: DuckDBConnection,
+  sql: string,
+): Promise<Pick<TestOutcome, 'status' | 'message' | 'failures' | 'sample'>> {
+  try {
+    const counted = await runQuery(db, `select count(*) from (\n${sql}\n)`);
+    const failures = Number(counted.rows[0]?.[0] ?? 0);
+    if (failures === 0) return { status: 'pass', message: '', failures: 0 };
+    const sample = await runQuery(db, `select * from (\n${sql}\n) limit ${SAMPLE_ROWS}`);
+    return {
+      status: 'fail',
+      message: `${failures} offending row${failures === 1 ? '' : 's'}`,
+      failures,
+      sample,
+    };
+  } catch (error) {
+    if (error instanceof WarehouseUsageError || error instanceof QueryFailedError)
+      return { status: 'error', message: error.message, failures: 0 };
+    throw error;
+  }
+}
+
+/** Each stream's newest commit against its maximum age; with `--select`, only the streams the selection reads. */
+async function freshness(options: TestOptions, models: readonly Model[], selected: Set<string>) {
+  const byName = new Map(models.map((m) => [m.name, m]));
+  const wanted = new Set<string>();
+  const addStreams = (name: string, seen = new Set<string>()) => {
+    const model = byName.get(name);
+    if (!model || seen.has(name)) return;
+    seen.add(name);
+    for (const s of model.lakeStreams) wanted.add(s);
+    for (const d of model.dependsOn) addStreams(d, seen);
+  };
+  for (const name of selected) addStreams(name);
+
+  const now = options.now ?? Date.now();
+  const maxAge = options.maxAge ?? { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
+  const log = await readCommitLog(options.dataDir);
+  const outcomes: TestOutcome[] = [];
+  for (const [stream, records] of [...log].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (options.select !== undefined && !wanted.has(stream)) continue;
+    const newest = records.reduce((t, r) => Math.max(t, Date.parse(r.committedAt)), 0);
+    const ageSeconds = Math.max(0, Math.round((now - newest) / 1000));
+    const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
+    const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
+    if (ageSeconds <= limit) {
+      outcomes.push({ ...base, status: 'pass', message: '', failures: 0 });
+      continue;
+    }
+    outcomes.push({
+      ...base,
+      status: 'fail',
+      message: `newest commit is ${durationText(ageSeconds)} old, more than ${durationText(limit)}`,
+      failures: 1,
+      sample: {
+        columns: ['stream', 'newest_commit_at', 'age', 'max_age'],
+        types: ['VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR'],
+        rows: [[stream, new Date(newest).toISOString(), durationText(ageSeconds), durationText(limit)]],
+      },
+    });
+  }
+  for (const stream of [...wanted].sort())
+    if (!log.has(stream))
+      outcomes.push({
+        name: `freshness ${stream}`,
+        kind: 'freshness',
+        subject: stream,
+        status: 'skip',
+        message: `nothing committed yet (not extracted by the pipeline)`,
+        failures: 0,
+      });
+  return outcomes;
+}
+
+/** `3d 4h`, `5h 2m`, `12m`, `40s`. */
+export function durationText(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`;
+}

@@ -1,0 +1,252 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { DICTIONARY_PATH, generateDictionary } from '../../src/warehouse/dictionary.ts';
+import { queryRows, quoteIdent, withDuckDB } from '../../src/warehouse/duckdb.ts';
+import { loadModels } from '../../src/warehouse/models.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+
+/**
+ * `avalake build` as a reader and a cron job see it: a notebook holding the warehouse open never gets an
+ * error; an incremental rebuild equals a rebuild from scratch; a broken model set is refused (exit 2) and
+ * a failing model leaves the last warehouse as it was. The models are the staging ones plus a small table
+ * over them, copied aside, so concurrent work on the marts cannot move these results; the data
+ * dictionary check uses the real sql/models.
+ */
+
+const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+const MODELS = join(tmp('avalake-models-'), 'models');
+cpSync('sql/models/staging', join(MODELS, 'staging'), { recursive: true });
+mkdirSync(join(MODELS, 'marts'));
+writeFileSync(
+  join(MODELS, 'marts', 'metric_points.sql'),
+  `-- description: Points per chain and metric (a table over a staging view, for the rebuild tests).
+-- unique: chain_id, metric, time_interval
+with points as (
+    select * from stg_metrics
+),
+
+final as (
+    select
+        chain_id,
+        metric,
+        time_interval,
+        count(*) as count_points,
+        max(period_start) as last_period_start
+    from points
+    group by all
+)
+
+select * from final
+`,
+);
+const STREAMS = [...new Set(loadModels('sql/models').flatMap((m) => m.lakeStreams))].join(',');
+
+let emulator: Emulator;
+let workspace: ReturnType<typeof demoWorkspace>;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  workspace = demoWorkspace(emulator);
+  expect((await extractOnce(workspace.pipelinePath, workspace.dataDir, { streams: STREAMS })).status).toBe(
+    'ok',
+  );
+});
+afterAll(() => emulator.close());
+
+/** `avalake …` in a child process: its exit code and what it printed. */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/avalake.js', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** A data directory with a copy of the workspace's lake and no warehouse. */
+function lakeCopy(): string {
+  const dir = join(tmp('avalake-copy-'), 'data');
+  cpSync(join(workspace.dataDir, 'lake'), join(dir, 'lake'), { recursive: true });
+  return dir;
+}
+
+/** A copy of the models with more files (name → SQL). */
+function modelsWith(extra: Record<string, string>): string {
+  const dir = join(tmp('avalake-models-'), 'models');
+  cpSync(MODELS, dir, { recursive: true });
+  for (const [name, sql] of Object.entries(extra)) writeFileSync(join(dir, 'marts', `${name}.sql`), sql);
+  return dir;
+}
+
+describe('avalake build', () => {
+  it('a reader holding the warehouse open sees the old or the new tables during a build, never an error', async () => {
+    const dataDir = lakeCopy();
+    await buildWarehouse({ dataDir, modelsDir: MODELS });
+    const path = join(dataDir, 'warehouse.duckdb');
+    const instance = await DuckDBInstance.create(path, {
+      access_mode: 'READ_ONLY',
+      autoload_known_extensions: 'false',
+      autoinstall_known_extensions: 'false',
+    });
+    const reader = await instance.connect();
+    const read = async () =>
+      (await reader.runAndReadAll('select sum(count_points) as n from metric_points')).getRowObjectsJson()[0]
+        ?.n;
+    const before = await read();
+    const next = modelsWith({ extra_points: 'select count(*) as count_rows from metric_points\n' });
+    const build = cli(['build', '--data-dir', dataDir, '--models', next]);
+    let done = false;
+    void build.then(() => (done = true));
+    const errors: string[] = [];
+    let reads = 0;
+    while (!done) {
+      try {
+        expect(await read()).toBe(before);
+        reads++;
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const result = await build;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(errors).toEqual([]);
+    expect(reads).toBeGreaterThan(0);
+    // After the swap the old connection still reads the old file, whole; a new one sees the new tables.
+    expect(await read()).toBe(before);
+    await expect(reader.runAndReadAll('select * from extra_points')).rejects.toThrow(/extra_points/);
+    reader.closeSync();
+    instance.closeSync();
+    const fresh = await withDuckDB(path, (db) => queryRows(db, 'select * from extra_points'), {
+      readOnly: true,
+    });
+    expect(fresh).toEqual([{ count_rows: expect.any(String) }]);
+    expect(readdirSync(dataDir).filter((f) => f.includes('.building-'))).toEqual([]);
+  });
+
+  it('rebuilding incrementally (--select stg_metrics+ after an extract of metrics) equals rebuilding from scratch', async () => {
+    const incremental = lakeCopy();
+    await buildWarehouse({ dataDir: incremental, modelsDir: MODELS });
+    const pointsOf = (dataDir: string) =>
+      withDuckDB(
+        join(dataDir, 'warehouse.duckdb'),
+        (db) => queryRows(db, 'select sum(count_points) as n from metric_points'),
+        { readOnly: true },
+      );
+    const before = await pointsOf(incremental);
+    emulator.advance(2 * 86_400);
+    const second = await extractOnce(workspace.pipelinePath, incremental, { streams: 'metrics' });
+    expect(second.partitions.reduce((n, p) => n + p.rows, 0)).toBeGreaterThan(0);
+    const rebuilt = await cli([
+      'build',
+      '--data-dir',
+      incremental,
+      '--models',
+      MODELS,
+      '--select',
+      'stg_metrics+',
+    ]);
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.stdout).toMatch(/^built\s+metric_points/m);
+    expect(rebuilt.stdout).toMatch(/^kept\s+8 models from the last build$/m);
+    expect(await pointsOf(incremental)).not.toEqual(before);
+
+    const scratch = join(tmp('avalake-scratch-'), 'data');
+    cpSync(join(incremental, 'lake'), join(scratch, 'lake'), { recursive: true });
+    await buildWarehouse({ dataDir: scratch, modelsDir: MODELS });
+
+    const db = await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false' });
+    const connection = await db.connect();
+    try {
+      await connection.run(`attach '${join(incremental, 'warehouse.duckdb')}' as inc (read_only)`);
+      await connection.run(`attach '${join(scratch, 'warehouse.duckdb')}' as fresh (read_only)`);
+      const tables = async (catalog: string) =>
+        (
+          await queryRows(
+            connection,
+            `select table_name, table_type from information_schema.tables where table_catalog = '${catalog}' order by 1`,
+          )
+        ).map((r) => `${r.table_name} ${r.table_type}`);
+      const names = await tables('inc');
+      expect(names).toEqual(await tables('fresh'));
+      expect(names.length).toBe(loadModels(MODELS).length);
+      for (const entry of names) {
+        const t = quoteIdent(entry.split(' ')[0] as string);
+        const [diff] = await queryRows(
+          connection,
+          `select (select count(*) from (select * from inc.${t} except all select * from fresh.${t})) as only_inc,
+                  (select count(*) from (select * from fresh.${t} except all select * from inc.${t})) as only_fresh,
+                  (select count(*) from inc.${t}) as n`,
+        );
+        expect({ table: entry, ...diff }).toEqual({
+          table: entry,
+          only_inc: '0',
+          only_fresh: '0',
+          n: diff?.n,
+        });
+      }
+    } finally {
+      connection.closeSync();
+      db.closeSync();
+    }
+  });
+
+  it('a model cycle and an unknown --select name are exit 2, with a message naming them', async () => {
+    const dataDir = lakeCopy();
+    const cycle = modelsWith({
+      cycle_a: 'select * from cycle_b\n',
+      cycle_b: 'select * from cycle_a\n',
+    });
+    const looped = await cli(['build', '--data-dir', dataDir, '--models', cycle]);
+    expect(looped.code).toBe(2);
+    expect(looped.stderr).toMatch(/cycle: cycle_a → cycle_b → cycle_a/);
+    const unknown = await cli(['build', '--data-dir', dataDir, '--models', MODELS, '--select', 'stg_nope+']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no model named "stg_nope"');
+    expect(existsSync(join(dataDir, 'warehouse.duckdb'))).toBe(false);
+  });
+
+  it('a failing model is exit 1 naming it, and leaves the previous warehouse untouched', async () => {
+    const dataDir = lakeCopy();
+    await buildWarehouse({ dataDir, modelsDir: MODELS });
+    const path = join(dataDir, 'warehouse.duckdb');
+    const before = sha256(path);
+    const broken = modelsWith({ broken_model: 'select no_such_column from metric_points\n' });
+    for (const args of [[], ['--select', 'broken_model']]) {
+      const result = await cli(['build', '--data-dir', dataDir, '--models', broken, ...args]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/model broken_model \(.*broken_model\.sql\) failed: Binder Error/);
+      expect(sha256(path)).toBe(before);
+      expect(readdirSync(dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
+    }
+  });
+
+  it('docs/data-dictionary.md is what `avalake docs` generates from sql/models (a doc that drifts fails here)', async () => {
+    const dataDir = lakeCopy();
+    await buildWarehouse({ dataDir });
+    const dictionary = await generateDictionary({ dataDir });
+    expect(readFileSync(DICTIONARY_PATH, 'utf8')).toBe(dictionary.markdown);
+  });
+});

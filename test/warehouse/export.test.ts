@@ -1,0 +1,145 @@
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { exportCommandRun } from '../../src/cli/export.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { queryRows } from '../../src/warehouse/duckdb.ts';
+import { loadModels } from '../../src/warehouse/models.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+
+/** `avalake export`: the model's rows and types, exactly, in Parquet (a file or a partitioned folder) or CSV. */
+
+const MODELS = join(mkdtempSync(join(tmpdir(), 'avalake-models-')), 'models');
+cpSync('sql/models/staging', join(MODELS, 'staging'), { recursive: true });
+const STREAMS = [...new Set(loadModels(MODELS).flatMap((m) => m.lakeStreams))].join(',');
+
+let emulator: Emulator;
+let dataDir: string;
+let out: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  const workspace = demoWorkspace(emulator);
+  dataDir = workspace.dataDir;
+  out = mkdtempSync(join(tmpdir(), 'avalake-export-'));
+  expect((await extractOnce(workspace.pipelinePath, dataDir, { streams: STREAMS })).status).toBe('ok');
+  await buildWarehouse({ dataDir, modelsDir: MODELS });
+});
+afterAll(() => emulator.close());
+
+async function run(args: Parameters<typeof exportCommandRun>[0]) {
+  let stdout = '';
+  let stderr = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
+    stdout += String(c);
+    return true;
+  });
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
+    stderr += String(c);
+    return true;
+  });
+  try {
+    return { code: await exportCommandRun({ dataDir, ...args }), stdout, stderr };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+/** Rows of `a` not in `b` and of `b` not in `a`, and the types of both, with the warehouse attached. */
+async function compare(exported: string) {
+  const db = await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false' });
+  const c = await db.connect();
+  try {
+    await c.run(`attach '${join(dataDir, 'warehouse.duckdb')}' as wh (read_only)`);
+    const columns = (await queryRows(c, 'describe wh.stg_rewards')).map((r) => `"${r.column_name}"`);
+    // By name: a partitioned export moves its partition column last.
+    await c.run(`create view exported as select ${columns.join(', ')} from ${exported}`);
+    const [diff] = await queryRows(
+      c,
+      `select (select count(*) from (select * from wh.stg_rewards except all select * from exported)) as only_model,
+              (select count(*) from (select * from exported except all select * from wh.stg_rewards)) as only_export,
+              (select count(*) from exported) as n`,
+    );
+    const types = async (t: string) =>
+      (await queryRows(c, `describe ${t}`)).map((r) => `${r.column_name} ${r.column_type}`);
+    return { diff, modelTypes: await types('wh.stg_rewards'), exportTypes: await types('exported') };
+  } finally {
+    c.closeSync();
+    db.closeSync();
+  }
+}
+
+describe('avalake export', () => {
+  it('writes Parquet with the same rows and types (DECIMAL(38,0) amounts, UTC timestamps)', async () => {
+    const path = join(out, 'rewards.parquet');
+    const result = await run({ model: 'stg_rewards', format: 'parquet', out: path });
+    expect(result.code).toBe(0);
+    const { diff, modelTypes, exportTypes } = await compare(`read_parquet('${path}')`);
+    expect(diff).toEqual({ only_model: '0', only_export: '0', n: expect.any(String) });
+    expect(Number(diff?.n)).toBeGreaterThan(0);
+    expect(result.stdout).toBe(`exported stg_rewards: ${diff?.n} rows to ${path}\n`);
+    expect(exportTypes).toEqual(modelTypes);
+    expect(exportTypes).toContain('reward_navax DECIMAL(38,0)');
+    expect(readdirSync(out).filter((f) => f.includes('exporting'))).toEqual([]);
+  });
+
+  it('--partition-by writes a folder of col=value/ Parquet files holding every row', async () => {
+    const path = join(out, 'rewards-by-type');
+    const result = await run({
+      model: 'stg_rewards',
+      format: 'parquet',
+      out: path,
+      partitionBy: 'reward_type',
+    });
+    expect(result.code).toBe(0);
+    expect(readdirSync(path).sort()).toEqual([
+      'reward_type=DELEGATOR',
+      'reward_type=VALIDATOR',
+      'reward_type=VALIDATOR_FEE',
+    ]);
+    const { diff } = await compare(
+      `read_parquet('${path}/**/*.parquet', hive_partitioning = true, hive_types_autocast = false)`,
+    );
+    expect(diff).toMatchObject({ only_model: '0', only_export: '0' });
+    const again = await run({
+      model: 'stg_rewards',
+      format: 'parquet',
+      out: path,
+      partitionBy: 'reward_type',
+    });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('already exists');
+  });
+
+  it('writes CSV with a header and exact amounts', async () => {
+    const path = join(out, 'rewards.csv');
+    expect((await run({ model: 'stg_rewards', format: 'csv', out: path })).code).toBe(0);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines[0]?.split(',')).toContain('reward_navax');
+    const { diff } = await compare(
+      `read_csv('${path}', header = true, types = {'reward_navax': 'DECIMAL(38,0)'})`,
+    );
+    expect(diff?.n).toBe(String(lines.length - 1));
+  });
+
+  it('an unknown model or column is exit 2 naming what exists, and writes nothing', async () => {
+    const path = join(out, 'nothing.parquet');
+    const model = await run({ model: 'stg_nope', format: 'parquet', out: path });
+    expect(model.code).toBe(2);
+    expect(model.stderr).toMatch(/no model named "stg_nope" in the warehouse; models: .*stg_rewards/);
+    const column = await run({
+      model: 'stg_rewards',
+      format: 'parquet',
+      out: join(out, 'x'),
+      partitionBy: 'nope',
+    });
+    expect(column.code).toBe(2);
+    expect(column.stderr).toMatch(/stg_rewards has no column "nope"; columns: utxo_id/);
+    expect(existsSync(path) || existsSync(join(out, 'x'))).toBe(false);
+  });
+});

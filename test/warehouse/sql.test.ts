@@ -1,0 +1,119 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql as sqlCommand } from '../../src/cli/sql.ts';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
+import { loadModels } from '../../src/warehouse/models.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+
+/** `avalake sql`: a table, CSV or JSON with exact amounts; mistakes are exit 2, read-only. */
+
+const MODELS = join(mkdtempSync(join(tmpdir(), 'avalake-models-')), 'models');
+cpSync('sql/models/staging', join(MODELS, 'staging'), { recursive: true });
+const STREAMS = [...new Set(loadModels(MODELS).flatMap((m) => m.lakeStreams))].join(',');
+
+let emulator: Emulator;
+let dataDir: string;
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  const workspace = demoWorkspace(emulator);
+  dataDir = workspace.dataDir;
+  expect((await extractOnce(workspace.pipelinePath, dataDir, { streams: STREAMS })).status).toBe('ok');
+  await buildWarehouse({ dataDir, modelsDir: MODELS });
+});
+afterAll(() => emulator.close());
+
+/** The command in-process, as the CLI runs it, capturing what it prints. */
+async function sql(query: string, ...flags: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
+    stdout += String(c);
+    return true;
+  });
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
+    stderr += String(c);
+    return true;
+  });
+  try {
+    const format = flags[0] === '--format' ? (flags[1] as 'csv' | 'json') : 'table';
+    return { code: await sqlCommand({ query, dataDir, format }), stdout, stderr };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
+}
+
+const TOTALS = `select reward_type, count(*) as count_rewards, sum(reward_navax) as reward_navax
+  from stg_rewards group by reward_type order by reward_type`;
+
+describe('avalake sql', () => {
+  it('prints a table, CSV or JSON whose amounts are exact to the nAVAX', async () => {
+    const truth = await withDuckDB(join(dataDir, 'warehouse.duckdb'), (db) => queryRows(db, TOTALS), {
+      readOnly: true,
+    });
+    expect(truth.length).toBeGreaterThan(0);
+    const table = await sql(TOTALS);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^reward_type\s+count_rewards\s+reward_navax$/);
+    expect(lines[1]).toMatch(/^-+\s+-+\s+-+$/);
+    expect(lines.at(-1)).toBe(`(${truth.length} rows)`);
+    for (const [i, row] of truth.entries())
+      expect(lines[i + 2]?.split(/\s+/)).toEqual([row.reward_type, row.count_rewards, row.reward_navax]);
+
+    const csv = await sql(TOTALS, '--format', 'csv');
+    expect(csv.stdout.trimEnd().split('\n')).toEqual([
+      'reward_type,count_rewards,reward_navax',
+      ...truth.map((r) => `${r.reward_type},${r.count_rewards},${r.reward_navax}`),
+    ]);
+    const json = await sql(TOTALS, '--format', 'json');
+    expect(JSON.parse(json.stdout)).toEqual(truth);
+  });
+
+  it('a typo, an unknown table and a write are exit 2 with DuckDB’s message; a failing query is exit 1', async () => {
+    const before = createHash('sha256')
+      .update(readFileSync(join(dataDir, 'warehouse.duckdb')))
+      .digest('hex');
+    const typo = await sql('selec 1');
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^avalake: Parser Error: syntax error at or near "selec"/);
+    const unknown = await sql('select * from stg_nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Table with name stg_nope does not exist');
+    const write = await sql('drop view stg_rewards');
+    expect(write.code).toBe(2);
+    expect(write.stderr).toContain('read-only');
+    const failing = await sql(`select cast('abc' as integer)`);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toMatch(/^avalake: the query failed: Conversion Error/);
+    for (const r of [typo, unknown, write, failing]) expect(r.stderr).not.toMatch(/^\s+at\s/m);
+    expect(
+      createHash('sha256')
+        .update(readFileSync(join(dataDir, 'warehouse.duckdb')))
+        .digest('hex'),
+    ).toBe(before);
+  });
+
+  it('through the CLI: no warehouse is exit 2 and says to build one', async () => {
+    const child = spawn(
+      process.execPath,
+      ['bin/avalake.js', 'sql', 'select 1', '--data-dir', join(tmpdir(), 'avalake-none')],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise((r) => child.on('close', r));
+    expect(code).toBe(2);
+    expect(stderr).toContain('run "avalake build --data-dir');
+  });
+});
