@@ -19,6 +19,11 @@ const DEFAULT_SLOW_MS = 3000;
  * `429=0.1,500=0.02,502=0.01,503=0.02,504=0.01,reset=0.01,truncate=0.01,slow=0.02:3000`: each entry is a
  * kind and its probability per request. `slow` takes the delay in ms after a colon; `429` takes the
  * `retry-after` seconds after a colon (default 1).
+ *
+ * Note: an injected 429 models a proxy or load balancer in front of the service, not the service's own
+ * limiter: it carries `retry-after` but no `ratelimit-*` headers and spends no compute units. The
+ * limiter's own 429 (limits.ts) carries all four, so a client can tell the two apart and must cope
+ * with both.
  */
 export function parseFaultSpec(spec: string): FaultRule[] {
   if (spec.trim() === '' || spec === 'none') return [];

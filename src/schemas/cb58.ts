@@ -5,38 +5,52 @@ import { createHash } from 'node:crypto';
 const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const BASE58_INDEX = new Map([...BASE58_ALPHABET].map((ch, i) => [ch, i]));
 
+// Note: base58 works on small-number digit arrays and joins once. BigInt division was the hot spot of
+// world generation, and prepending to a string builds a rope of one node per character (about 1 KB per
+// id) that lives as long as the id does.
 export function base58Encode(bytes: Uint8Array): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = '';
-  while (n > 0n) {
-    out = BASE58_ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
+  let zeros = 0;
+  while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
+  const digits: number[] = [];
+  for (let i = zeros; i < bytes.length; i++) {
+    let carry = bytes[i] as number;
+    for (let j = 0; j < digits.length; j++) {
+      carry += (digits[j] as number) << 8;
+      digits[j] = carry % 58;
+      carry = (carry / 58) | 0;
+    }
+    while (carry > 0) {
+      digits.push(carry % 58);
+      carry = (carry / 58) | 0;
+    }
   }
-  for (const b of bytes) {
-    if (b !== 0) break;
-    out = `1${out}`;
-  }
-  return out;
+  const chars: string[] = [];
+  for (let i = 0; i < zeros; i++) chars.push('1');
+  for (let i = digits.length - 1; i >= 0; i--) chars.push(BASE58_ALPHABET[digits[i] as number] as string);
+  return chars.join('');
 }
 
 export function base58Decode(text: string): Buffer | undefined {
-  let n = 0n;
-  for (const ch of text) {
-    const v = BASE58_INDEX.get(ch);
-    if (v === undefined) return undefined;
-    n = n * 58n + BigInt(v);
-  }
+  let zeros = 0;
+  while (zeros < text.length && text[zeros] === '1') zeros++;
   const bytes: number[] = [];
-  while (n > 0n) {
-    bytes.unshift(Number(n & 0xffn));
-    n >>= 8n;
+  for (let i = zeros; i < text.length; i++) {
+    const v = BASE58_INDEX.get(text[i] as string);
+    if (v === undefined) return undefined;
+    let carry = v;
+    for (let j = 0; j < bytes.length; j++) {
+      carry += (bytes[j] as number) * 58;
+      bytes[j] = carry & 0xff;
+      carry >>= 8;
+    }
+    while (carry > 0) {
+      bytes.push(carry & 0xff);
+      carry >>= 8;
+    }
   }
-  for (const ch of text) {
-    if (ch !== '1') break;
-    bytes.unshift(0);
-  }
-  return Buffer.from(bytes);
+  const out = Buffer.alloc(zeros + bytes.length);
+  for (let i = 0; i < bytes.length; i++) out[zeros + i] = bytes[bytes.length - 1 - i] as number;
+  return out;
 }
 
 /** cb58: base58 of the bytes followed by the last four bytes of their SHA-256. */

@@ -5,6 +5,14 @@ import { badRequest } from './errors.ts';
 export const PAGE_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
 /**
+ * Tokens held at most (a few hundred bytes each: ~30 MB at the cap). Past it the least recently
+ * issued or used token is discarded and answers 400 like an expired one, so a walk of any length
+ * keeps memory flat even on a fixed clock, where nothing ever expires. Far more than the live walks
+ * of any test or benchmark, which each need only their latest token.
+ */
+export const MAX_PAGE_TOKENS = 50_000;
+
+/**
  * Where a listing resumes. Listings choose their own shape (an index, a block and log index, a
  * timestamp and id); it is kept server-side, behind an opaque UUID, as the real services do.
  */
@@ -39,7 +47,12 @@ export interface PageTokens {
   size(): number;
 }
 
-export function createPageTokens(seed: number, now: () => number): PageTokens {
+export function createPageTokens(
+  seed: number,
+  now: () => number,
+  maxTokens: number = MAX_PAGE_TOKENS,
+): PageTokens {
+  // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
   const tokens = new Map<string, Issued>();
   let lastSweep = now();
 
@@ -69,7 +82,7 @@ export function createPageTokens(seed: number, now: () => number): PageTokens {
         const issued = tokens.get(pageToken);
         if (!issued)
           throw badRequest(
-            `pageToken "${pageToken}" is not valid: it was never issued, or it expired (tokens live 24 hours) and was discarded; restart from the first page`,
+            `pageToken "${pageToken}" is not valid: it was never issued, or it expired (tokens live 24 hours) or was discarded (the emulator keeps the ${maxTokens} most recent); restart from the first page`,
           );
         if (issued.query !== query)
           throw badRequest(
@@ -80,16 +93,27 @@ export function createPageTokens(seed: number, now: () => number): PageTokens {
             `pageToken "${pageToken}" has expired (tokens live 24 hours); restart from the first page`,
           );
         position = issued.position;
+        tokens.delete(pageToken);
+        tokens.set(pageToken, issued);
       }
       const slice = fetch(position, pageSize);
       if (slice.next === undefined) return { items: slice.items };
       const nextPageToken = tokenFor(query, slice.next);
+      tokens.delete(nextPageToken);
       tokens.set(nextPageToken, { query, position: slice.next, issuedAt: t });
+      if (tokens.size > maxTokens) {
+        const oldest = tokens.keys().next().value;
+        if (oldest !== undefined) tokens.delete(oldest);
+      }
       return { items: slice.items, nextPageToken };
     },
     size: () => tokens.size,
   };
 }
+
+/** The §2.1 envelope's tail: `nextPageToken` only when another page follows. */
+export const withNextToken = (page: Page<unknown>): { nextPageToken?: string } =>
+  page.nextPageToken ? { nextPageToken: page.nextPageToken } : {};
 
 /**
  * Slices a listing that is already materialised as a sorted array (the small collections: validators,
@@ -100,32 +124,6 @@ export function sliceArray<T>(items: readonly T[]): FetchSlice<T> {
     const start = typeof position === 'number' ? position : 0;
     const end = Math.min(items.length, start + limit);
     return { items: items.slice(start, end), ...(end < items.length ? { next: end } : {}) };
-  };
-}
-
-/**
- * Slices a sorted array by the key of the last item served, so records that appear while a walk is
- * under way (the world grows with the clock) neither shift it nor repeat in it. `compare` orders two
- * keys the way the listing is sorted; the position is the key of the last item of the previous page.
- */
-export function sliceAfter<T, K extends Position>(
-  items: readonly T[],
-  keyOf: (item: T) => K,
-  compare: (a: K, b: K) => number,
-): FetchSlice<T> {
-  return (position, limit) => {
-    let lo = 0;
-    if (position !== undefined) {
-      let hi = items.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (compare(keyOf(items[mid] as T), position as K) <= 0) lo = mid + 1;
-        else hi = mid;
-      }
-    }
-    const page = items.slice(lo, lo + limit);
-    const last = page.at(-1);
-    return { items: page, ...(lo + limit < items.length && last !== undefined ? { next: keyOf(last) } : {}) };
   };
 }
 

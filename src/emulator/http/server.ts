@@ -23,7 +23,7 @@ export interface ServerDeps {
 }
 
 /** Largest request body accepted (aggregation and RPC bodies are small). */
-const MAX_BODY_BYTES = 1 << 20;
+export const MAX_BODY_BYTES = 1 << 20;
 
 interface Reply {
   status: number;
@@ -143,6 +143,19 @@ export function createHttpServer(deps: ServerDeps): Server {
         if (fault.kind === 'status')
           deps.onRequest?.({ method: req.method ?? 'GET', path: req.url ?? '/', status: fault.status });
         sendFault(res, fault);
+        return;
+      }
+      if (size > MAX_BODY_BYTES) {
+        // Refused whole rather than cut: a truncated body would parse as something it is not.
+        const reply = json(
+          413,
+          new HttpError(
+            413,
+            `The request body is ${size} bytes; the largest accepted is ${MAX_BODY_BYTES} bytes`,
+          ).body(),
+        );
+        deps.onRequest?.({ method: req.method ?? 'GET', path: req.url ?? '/', status: 413 });
+        send(res, reply, false);
         return;
       }
       const body = Buffer.concat(chunks).toString('utf8');

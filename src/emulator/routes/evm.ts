@@ -13,7 +13,7 @@
 
 import { isEvmAddress } from '../encoding.ts';
 import { badRequest, notFound } from '../http/errors.ts';
-import type { Position } from '../http/paging.ts';
+import { type Position, withNextToken } from '../http/paging.ts';
 import type { Query } from '../http/query.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
 import { NATIVE_PRICE_USD, nativeLogoUri } from '../world/evm/addresses.ts';
@@ -121,7 +121,7 @@ export const evmRoutes = defineRoutes([
       );
       return {
         transactions: page.items,
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        ...withNextToken(page),
       };
     },
   },
@@ -138,7 +138,7 @@ export const evmRoutes = defineRoutes([
       );
       return {
         transactions: page.items,
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        ...withNextToken(page),
       };
     },
   },
@@ -158,7 +158,7 @@ export const evmRoutes = defineRoutes([
       return {
         nativeTokenBalance: nativeTokenBalance(chain, address, chain.head(ctx.now), 'usd'),
         erc721TokenBalances: page.items.map((t) => ({ ...t, chainId: chain.info.evmChainId })),
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        ...withNextToken(page),
       };
     },
   },
@@ -194,7 +194,7 @@ export const evmRoutes = defineRoutes([
       );
       return {
         transactions: page.items,
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        ...withNextToken(page),
       };
     },
   },
@@ -207,7 +207,7 @@ export const evmRoutes = defineRoutes([
       const page = ctx.page(ctx.query.pageSize(100), (position, limit) =>
         chain.listBlocks(ctx.now, position as number | undefined, limit),
       );
-      return { blocks: page.items, ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+      return { blocks: page.items, ...withNextToken(page) };
     },
   },
   {
@@ -224,7 +224,7 @@ export const evmRoutes = defineRoutes([
             items: [],
           },
       );
-      return { tokens: page.items, ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+      return { tokens: page.items, ...withNextToken(page) };
     },
   },
   {
@@ -247,7 +247,7 @@ export const evmRoutes = defineRoutes([
         const items = indexes.slice(0, limit).map((k) => ledger.message(k, ctx.now));
         return more ? { items, next: indexes[limit - 1] as number } : { items };
       });
-      return { messages: page.items, ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+      return { messages: page.items, ...withNextToken(page) };
     },
   },
   {

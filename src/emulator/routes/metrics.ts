@@ -12,6 +12,7 @@
  * - `/v1/avg_tps/{chainId}` serves daily avgTps, 100 points a page, newest first.
  */
 import { badRequest, notFound } from '../http/errors.ts';
+import { withNextToken } from '../http/paging.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
 import { type EvmChain, metricsAsOf } from '../world/evm/index.ts';
 import { alignDown, step, TIME_INTERVALS, type TimeInterval } from '../world/evm/intervals.ts';
@@ -82,7 +83,7 @@ export const metricsRoutes = defineRoutes([
           `timeInterval must be day for metric ${metric} (it is computed per day only), got "${interval}"`,
         );
       const { page } = series(ctx, chains, metric, interval, ctx.query.pageSize(2160, 100));
-      return { results: page.items, ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+      return { results: page.items, ...withNextToken(page) };
     },
   },
   {
@@ -96,7 +97,7 @@ export const metricsRoutes = defineRoutes([
         results: page.items,
         status: 200,
         lastRun: asOf,
-        ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
+        ...withNextToken(page),
       };
     },
   },

@@ -1,7 +1,8 @@
 /**
  * Data API primary-network routes (api-surfaces.md §4.1–§4.8), answered from world.primary(network).
  *
- * Deliberate choices where api-surfaces.md is silent or differs from the OpenAPI document:
+ * Deliberate choices where api-surfaces.md is silent or differs from the OpenAPI document (listed with
+ * reasons in docs/emulator-vs-openapi.md, "Primary network"):
  * - Transaction shapes per chain follow the OpenAPI: P-Chain `PChainTransaction`, X-Chain
  *   `XChainNonLinearTransaction` (every X-Chain transaction sits in a vertex of §4.8), C-Chain
  *   `CChainExportTransaction` / `CChainImportTransaction`; UTXOs are `PChainUtxo` on the P-Chain and `Utxo`
@@ -11,16 +12,24 @@
  * - sortOrder defaults to `desc` (newest first) everywhere; node blocks and vertices are newest first.
  * - Timestamp filters are inclusive at both ends; startTimestamp > endTimestamp is a 400.
  * - listStaking lists every staking transaction (validations, delegations, subnet validations) of the
- *   addresses, whatever its state; without addresses it lists them all.
+ *   addresses whatever its state, not only the active ones §4.2 names: a client that walks it by cursor
+ *   would otherwise never see a pending delegation that becomes active later under an older timestamp.
+ *   Without addresses it lists them all.
  * - Balances without addresses are empty; `blockTimestamp` after 'now' is answered as of 'now'.
  * - Blocks proposed by a node exist for the P-Chain only; the X- and C-Chain answer an empty list.
  * - A UTXO exported to a chain is listed (and counted as atomic memory) on the chain that imports it.
+ * - C-Chain atomic transactions carry the height and hash of the EVM C-Chain block of their time.
+ *
+ * Every listing walks indexes the world keeps (posting lists by address, type, node; outputs by amount),
+ * starting by binary search from the page token's position, so a page costs O(page + log n) whatever the
+ * history; the one exception is `minUtxoAmount` with `sortBy=timestamp`, a filter over the walk.
  */
 import { isEvmAddress, isNodeId, normalizePrimaryAddress } from '../encoding.ts';
 import { badRequest } from '../http/errors.ts';
-import { compareTuples, type FetchSlice, type Position } from '../http/paging.ts';
+import type { FetchSlice, Position } from '../http/paging.ts';
 import type { Query } from '../http/query.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
+import { CURRENCIES } from '../world/evm/money.ts';
 import {
   type Network,
   PRIMARY_CHAINS,
@@ -30,7 +39,13 @@ import {
 } from '../world/networks.ts';
 import {
   type Bucket,
+  byAmount,
+  bySeq,
+  delegationWindow,
+  mergeWalks,
+  type PBlock,
   type PrimaryNetwork,
+  postingKey,
   shapes,
   type TxRec,
   type UtxoRec,
@@ -68,22 +83,6 @@ const STAKING_TYPES = new Set([
   'AddPermissionlessDelegatorTx',
   'AddSubnetValidatorTx',
 ]);
-const CURRENCIES = [
-  'usd',
-  'eur',
-  'aud',
-  'cad',
-  'chf',
-  'clp',
-  'cny',
-  'czk',
-  'dkk',
-  'gbp',
-  'hkd',
-  'huf',
-  'jpy',
-  'nzd',
-] as const;
 const CHAIN_NAMES = { p: 'p-chain', x: 'x-chain', c: 'c-chain' } as const;
 
 /** What every primary route starts from: the network (its path spelling kept for chainInfo) and its world. */
@@ -131,57 +130,83 @@ function timeRange(q: Query): { start: number; end: number } {
 const direction = (q: Query): 1 | -1 =>
   q.oneOf('sortOrder', ['asc', 'desc'] as const, 'desc') === 'asc' ? 1 : -1;
 
+/** Ascending positions of a listing's records: a posting list, or every position below a count. */
+interface Run {
+  size: number;
+  at(i: number): number;
+}
+const everyPosition = (count: number): Run => ({ size: count, at: (i) => i });
+const postingRun = (list: readonly number[]): Run => ({ size: list.length, at: (i) => list[i] as number });
+
+/** The first i in [lo, hi) where `holds(run.at(i))` is false; `holds` is true then false along the run. */
+function firstNot(run: Run, lo: number, hi: number, holds: (position: number) => boolean): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (holds(run.at(mid))) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
- * A listing over `items` (sorted ascending by `keyOf`), read in `dir`, keeping what `keep` accepts. The
- * position is the key of the last item served, so items the world adds while a walk is under way neither
- * repeat nor shift it; a next position is given only when another matching item exists.
+ * The positions of `run` whose record time is in [start, end], strictly after `after` in direction
+ * `dir`. Records are in time order, so both bounds are binary searches.
  */
-function scan<T>(
-  items: readonly T[],
-  keyOf: (t: T) => Position,
+function* walkRun(
+  run: Run,
+  timeOf: (position: number) => number,
+  start: number,
+  end: number,
+  after: number | undefined,
   dir: 1 | -1,
-  keep: (t: T) => boolean = () => true,
+): Generator<number> {
+  let lo = firstNot(run, 0, run.size, (p) => timeOf(p) < start);
+  let hi = firstNot(run, lo, run.size, (p) => timeOf(p) <= end);
+  if (after !== undefined) {
+    if (dir === 1) lo = firstNot(run, lo, hi, (p) => p <= after);
+    else hi = firstNot(run, lo, hi, (p) => p < after);
+  }
+  if (dir === 1) for (let i = lo; i < hi; i++) yield run.at(i);
+  else for (let i = hi - 1; i >= lo; i--) yield run.at(i);
+}
+
+/** The union of several runs' walks, each position once, in direction `dir`. */
+function walkRuns(
+  runs: readonly Run[],
+  timeOf: (position: number) => number,
+  window: { start: number; end: number },
+  after: Position | undefined,
+  dir: 1 | -1,
+): Iterator<number> {
+  const from = typeof after === 'number' ? after : undefined;
+  const walks = runs.map((run) => walkRun(run, timeOf, window.start, window.end, from, dir));
+  return walks.length === 1 ? (walks[0] as Iterator<number>) : mergeWalks(walks, (a, b) => a - b, dir);
+}
+
+/**
+ * One page from a walk that resumes after a position: up to `limit` items that `keep` accepts, and the
+ * last one's key as the next position when another accepted item follows. The position is the key of
+ * the last item served, so items the world adds while a walk is under way neither repeat nor shift it.
+ */
+function sliceOf<T>(
+  walkFrom: (after: Position | undefined) => Iterator<T>,
+  keyOf: (item: T) => Position,
+  keep: (item: T) => boolean = () => true,
 ): FetchSlice<T> {
-  const cmp = compareTuples(1);
-  const firstAbove = (position: Position, strict: boolean) => {
-    let lo = 0;
-    let hi = items.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = cmp(keyOf(items[mid] as T), position);
-      if (c < 0 || (strict && c === 0)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
   return (position, limit) => {
-    let i =
-      position === undefined
-        ? dir === 1
-          ? 0
-          : items.length - 1
-        : dir === 1
-          ? firstAbove(position, true)
-          : firstAbove(position, false) - 1;
-    const page: T[] = [];
-    for (; i >= 0 && i < items.length; i += dir) {
-      const item = items[i] as T;
-      if (!keep(item)) continue;
-      if (page.length === limit) return { items: page, next: keyOf(page.at(-1) as T) };
-      page.push(item);
+    const walk = walkFrom(position);
+    const items: T[] = [];
+    for (let r = walk.next(); !r.done; r = walk.next()) {
+      if (!keep(r.value)) continue;
+      if (items.length === limit) return { items, next: keyOf(items.at(-1) as T) };
+      items.push(r.value);
     }
-    return { items: page };
+    return { items };
   };
 }
 
-/** Items of several ascending per-address lists, merged ascending by `order`, each once. */
-function union<T>(lists: readonly (readonly T[])[], order: (t: T) => number): T[] {
-  if (lists.length === 1) return lists[0] as T[];
-  const seen = new Set<number>();
-  return lists
-    .flat()
-    .filter((t) => !seen.has(order(t)) && seen.add(order(t)) !== undefined)
-    .sort((a, b) => order(a) - order(b));
+function* mapWalk<A, B>(walk: Iterator<A>, f: (a: A) => B): Generator<B> {
+  for (let r = walk.next(); !r.done; r = walk.next()) yield f(r.value);
 }
 
 function listTransactions(ctx: RequestContext, staking: boolean) {
@@ -209,30 +234,46 @@ function listTransactions(ctx: RequestContext, staking: boolean) {
     );
   const pageSize = q.pageSize();
   const dir = direction(q);
-  const all = primary.transactions(chain, ctx.now);
-  const items: readonly TxRec[] =
-    addresses.length > 0
-      ? union(
-          addresses.map((a) => primary.txIndexesOf(a, chain, ctx.now)),
-          (i) => i,
-        )
-          .filter((i) => i < all.length)
-          .map((i) => all[i] as TxRec)
-      : all;
-  const types = new Set(txTypes);
+  const now = ctx.now;
+  const count = primary.txCount(chain, now);
+  // Staking lists only staking types: the requested ones among them, or all of them.
+  const types = staking
+    ? (txTypes.length > 0 ? txTypes : [...STAKING_TYPES]).filter((t) => STAKING_TYPES.has(t))
+    : txTypes;
+  const parties = addresses.length > 0 ? addresses : ['*'];
+  const runs: Run[] =
+    l1ValidationId !== undefined
+      ? [postingRun(primary.postings(postingKey.validation(l1ValidationId), now))]
+      : staking && types.length === 0
+        ? []
+        : addresses.length === 0 && types.length === 0
+          ? [everyPosition(count)]
+          : parties.flatMap((party) =>
+              (types.length > 0 ? types : ['*']).map((type) =>
+                postingRun(primary.postings(postingKey.tx(chain, party, type), now)),
+              ),
+            );
+  // Only the validation id's own (short) list needs filtering; every other run is exact.
+  const wanted = new Set(types);
   const keep = (tx: TxRec) =>
-    (!staking || STAKING_TYPES.has(tx.type)) &&
-    (types.size === 0 || types.has(tx.type)) &&
-    tx.time >= start &&
-    tx.time <= end &&
-    (l1ValidationId === undefined || !!tx.l1?.validators.some((v) => v.validationId === l1ValidationId));
+    l1ValidationId === undefined ||
+    ((addresses.length === 0 || addresses.some((a) => tx.parties.includes(a))) &&
+      (wanted.size === 0 || wanted.has(tx.type)));
+  const timeOf = (i: number) => primary.tx(chain, i).time;
   const page = ctx.page(
     pageSize,
-    scan(items, (tx) => tx.index, dir, keep),
+    sliceOf(
+      (after) =>
+        mapWalk(walkRuns(runs, timeOf, { start, end: Math.min(end, now) }, after, dir), (i) =>
+          primary.tx(chain, i),
+        ),
+      (tx) => tx.index,
+      keep,
+    ),
   );
   return {
     ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-    transactions: page.items.map((tx) => shapes.txShape(network, tx, ctx.now)),
+    transactions: page.items.map((tx) => shapes.txShape(network, tx, now)),
     chainInfo: chainInfo(chain, label),
   };
 }
@@ -277,6 +318,37 @@ function getBalances(ctx: RequestContext) {
 
 const AMOUNT_DIGITS = 24;
 
+/** Items of an array sorted by `cmp`, after `probe` (strictly unless told) in direction `dir`. */
+function* walkArray<T>(
+  items: readonly T[],
+  cmp: (a: T, b: T) => number,
+  probe: T | undefined,
+  dir: 1 | -1,
+  strict = true,
+): Generator<T> {
+  // The first index whose item is > probe (>= when not strict), or < (<=) going down.
+  const bound = (inclusive: boolean) => {
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = cmp(items[mid] as T, probe as T);
+      if (c < 0 || (inclusive && c === 0)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  if (dir === 1)
+    for (let i = probe === undefined ? 0 : bound(strict); i < items.length; i++) yield items[i] as T;
+  else
+    for (let i = probe === undefined ? items.length - 1 : bound(!strict) - 1; i >= 0; i--)
+      yield items[i] as T;
+}
+
+function* takeWhile<T>(walk: Iterator<T>, holds: (item: T) => boolean): Generator<T> {
+  for (let r = walk.next(); !r.done && holds(r.value); r = walk.next()) yield r.value;
+}
+
 function listUtxos(ctx: RequestContext) {
   const { network, primary, label } = networkOf(ctx);
   const chain = parsePrimaryChain(network, ctx.params.blockchainId as string);
@@ -296,33 +368,68 @@ function listUtxos(ctx: RequestContext) {
   const dir = direction(q);
   const assetId = chain === 'x' ? q.string('assetId') : undefined;
   const now = ctx.now;
-  const candidates =
-    addresses.length > 0
-      ? union(
-          addresses.map((a) => primary.utxosOf(a, chain, now)),
-          (u) => u.seq,
-        )
-      : primary.utxos(chain, now);
+  const otherAsset = assetId !== undefined && assetId !== PRIMARY_CHAINS[network].avaxAssetId;
+  const byTime = sortBy === 'timestamp';
+  const order = byTime ? bySeq : byAmount;
+  const keyOf = (u: UtxoRec): Position =>
+    byTime ? u.seq : [u.amount.toString().padStart(AMOUNT_DIGITS, '0'), u.seq];
+  /** The position as a record the orders compare (only `seq` and `amount` are read). */
+  const probeOf = (position: Position | undefined): UtxoRec | undefined => {
+    if (position === undefined) return undefined;
+    if (typeof position === 'number') return { seq: position, amount: 0n } as UtxoRec;
+    const [amount, seq] = position as readonly [string, number];
+    return { seq, amount: BigInt(amount) } as UtxoRec;
+  };
+  // Walks start at minAmount when sorted by amount, and stop there going down.
+  const floor = { seq: -1, amount: minAmount } as UtxoRec;
+  const walkOne = (address: string | undefined, after: UtxoRec | undefined): Iterator<UtxoRec> => {
+    const index = primary.utxoIndex(chain, address, now);
+    const start = !byTime && dir === 1 && (after === undefined || byAmount(after, floor) < 0) ? floor : after;
+    if (includeSpent)
+      return byTime
+        ? walkArray(index.all, order, start, dir)
+        : index.allByAmount.walk(start, dir, start !== floor);
+    // Unspent at now: unspent at the end of the simulated day, or spent after now (the log's suffix).
+    const log = index.spentLog;
+    const later: UtxoRec[] = [];
+    for (let i = log.length - 1; i >= 0 && ((log[i] as UtxoRec).spent?.at as number) > now; i--)
+      later.push(log[i] as UtxoRec);
+    later.sort(order);
+    const unspent = (byTime ? index.unspentBySeq : index.unspentByAmount).walk(start, dir, start !== floor);
+    return later.length === 0
+      ? unspent
+      : mergeWalks([unspent, walkArray(later, order, start, dir, start !== floor)], order, dir);
+  };
+  const walkFrom = (position: Position | undefined): Iterator<UtxoRec> => {
+    if (otherAsset) return [][Symbol.iterator]();
+    const after = probeOf(position);
+    const lists = addresses.length > 0 ? addresses : [undefined];
+    const walk =
+      lists.length === 1
+        ? walkOne(lists[0], after)
+        : mergeWalks(
+            lists.map((a) => walkOne(a, after)),
+            order,
+            dir,
+          );
+    return byTime || dir === 1 ? walk : takeWhile(walk, (u) => u.amount >= minAmount);
+  };
   const keep = (u: UtxoRec) =>
-    u.createdAt <= now &&
-    (includeSpent || !u.spent || u.spent.at > now) &&
-    u.amount >= minAmount &&
-    (assetId === undefined || assetId === PRIMARY_CHAINS[network].avaxAssetId);
-  const fetch =
-    sortBy === 'timestamp'
-      ? scan(candidates, (u) => u.seq, dir, keep)
-      : (() => {
-          const key = (u: UtxoRec): Position => [u.amount.toString().padStart(AMOUNT_DIGITS, '0'), u.seq];
-          const cmp = compareTuples(1);
-          const sorted = candidates.filter(keep).sort((a, b) => cmp(key(a), key(b)));
-          return scan(sorted, key, dir);
-        })();
+    u.createdAt <= now && (includeSpent || !u.spent || u.spent.at > now) && u.amount >= minAmount;
+  const fetch = sliceOf(walkFrom, keyOf, keep);
   const page = ctx.page(pageSize, fetch);
   return {
     ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
     utxos: page.items.map((u) => shapes.utxoShape(network, chain, u, now)),
     chainInfo: chainInfo(chain, label),
   };
+}
+
+/** The (address, node) posting keys of a filter on either or both; `*` for the side not filtered. */
+function pairsOf(addresses: ReadonlySet<string>, nodeIds: ReadonlySet<string>): [string, string][] {
+  const as = addresses.size > 0 ? [...addresses] : ['*'];
+  const ns = nodeIds.size > 0 ? [...nodeIds] : ['*'];
+  return as.flatMap((a) => ns.map((n): [string, string] => [a, n]));
 }
 
 function listRewards(ctx: RequestContext) {
@@ -335,15 +442,19 @@ function listRewards(ctx: RequestContext) {
   const pageSize = q.pageSize();
   const dir = direction(q);
   const currency = q.oneOf('currency', CURRENCIES, 'usd');
+  const now = ctx.now;
+  const runs = pairsOf(addresses, nodeIds).map(([a, n]) =>
+    postingRun(primary.postings(postingKey.reward(a, n), now)),
+  );
   const page = ctx.page(
     pageSize,
-    scan(
-      primary.rewards(ctx.now),
-      (r) => r.utxo.seq,
-      dir,
-      (r) =>
-        (addresses.size === 0 || r.utxo.addresses.some((a) => addresses.has(a))) &&
-        (nodeIds.size === 0 || nodeIds.has(r.stake.nodeId)),
+    sliceOf(
+      (after) =>
+        mapWalk(
+          walkRuns(runs, (i) => primary.reward(i).utxo.createdAt, { start: 0, end: now }, after, dir),
+          (i) => ({ position: i, ...primary.reward(i) }),
+        ),
+      (r) => r.position,
     ),
   );
   return {
@@ -366,21 +477,31 @@ function listDelegators(ctx: RequestContext) {
   const pageSize = q.pageSize();
   const dir = direction(q);
   const now = ctx.now;
+  const count = primary.delegationCount(now);
+  const runs =
+    rewardAddresses.size === 0 && nodeIds.size === 0
+      ? [everyPosition(count)]
+      : pairsOf(rewardAddresses, nodeIds).map(([a, n]) =>
+          postingRun(primary.postings(postingKey.delegation(a, n), now)),
+        );
+  // Pending and active delegations were accepted recently: only that window is walked for them.
+  const { lead, reach } = delegationWindow(network);
+  const since = status === 'pending' ? now - lead : status === 'active' ? now - reach : 0;
   const page = ctx.page(
     pageSize,
-    scan(
-      primary.delegations(now),
-      (s) => s.tx.index,
-      dir,
-      (s) =>
-        (rewardAddresses.size === 0 || s.rewardAddresses.some((a) => rewardAddresses.has(a))) &&
-        (nodeIds.size === 0 || nodeIds.has(s.nodeId)) &&
-        (status === undefined || shapes.delegationStatus(s, now) === status),
+    sliceOf(
+      (after) =>
+        mapWalk(
+          walkRuns(runs, (i) => primary.delegation(i).tx.time, { start: since, end: now }, after, dir),
+          (i) => ({ position: i, stake: primary.delegation(i) }),
+        ),
+      (d) => d.position,
+      (d) => status === undefined || shapes.delegationStatus(d.stake, now) === status,
     ),
   );
   return {
     ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),
-    delegators: page.items.map((s) => shapes.delegatorShape(s, now)),
+    delegators: page.items.map((d) => shapes.delegatorShape(d.stake, now)),
   };
 }
 
@@ -391,14 +512,25 @@ function listNodeBlocks(ctx: RequestContext) {
   if (!isNodeId(nodeId)) throw badRequest(`nodeId must be a node id of the form NodeID-…; got "${nodeId}"`);
   const { start, end } = timeRange(ctx.query);
   const pageSize = ctx.query.pageSize();
-  const blocks = chain === 'p' ? primary.blocks(ctx.now) : [];
+  const now = ctx.now;
+  const runs = chain === 'p' ? [postingRun(primary.postings(postingKey.proposer(nodeId), now))] : [];
+  // Every height walked is of a block accepted by now (the window ends at now).
+  const blockAt = (height: number) => primary.block(height, now) as PBlock;
   const page = ctx.page(
     pageSize,
-    scan(
-      blocks,
+    sliceOf(
+      (after) =>
+        mapWalk(
+          walkRuns(
+            runs,
+            (h) => primary.block(h, now)?.time ?? Number.POSITIVE_INFINITY,
+            { start, end: Math.min(end, now) },
+            after,
+            -1,
+          ),
+          blockAt,
+        ),
       (b) => b.height,
-      -1,
-      (b) => b.proposer === nodeId && b.time >= start && b.time <= end,
     ),
   );
   return {
@@ -431,9 +563,17 @@ function listVertices(ctx: RequestContext) {
   const { network, primary, label } = networkOf(ctx);
   const chain = parsePrimaryChain(network, ctx.params.blockchainId as string, ['x']);
   const pageSize = ctx.query.pageSize();
+  const count = primary.vertexCount(ctx.now);
   const page = ctx.page(
     pageSize,
-    scan(primary.vertices(ctx.now), (v) => v.index, -1),
+    sliceOf(
+      (after) =>
+        mapWalk(
+          walkRuns([everyPosition(count)], () => 0, { start: 0, end: 0 }, after, -1),
+          primary.vertex,
+        ),
+      (v) => v.index,
+    ),
   );
   return {
     ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}),

@@ -150,12 +150,10 @@ function blockResult(ctx: RpcContext, block: PBlock, encoding: (typeof ENCODINGS
 
 function primaryValidator(
   s: StakeRec,
-  now: number,
-  delegations: StakeRec[],
+  current: readonly StakeRec[],
   withDelegators: boolean,
   node?: { uptime: string },
 ) {
-  const current = delegations.filter((d) => d.validator === s && d.start <= now && now < d.end);
   return {
     txID: s.tx.hash,
     startTime: String(s.start),
@@ -190,7 +188,7 @@ function primaryValidator(
 
 /** The node's `platform.*` methods (§4.20), answered from the primary network of the world. */
 export const platformMethods: Readonly<Record<string, RpcMethod>> = {
-  'platform.getHeight': (_params, ctx) => ({ height: String(primaryOf(ctx).blocks(ctx.now).length - 1) }),
+  'platform.getHeight': (_params, ctx) => ({ height: String(primaryOf(ctx).blockCount(ctx.now) - 1) }),
 
   'platform.getBalance': (params, ctx) => {
     const raw = params.addresses;
@@ -231,7 +229,7 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
   'platform.getBlockByHeight': (params, ctx) => {
     const height = uint64Param(params.height);
     const encoding = encodingParam(params.encoding);
-    const block = primaryOf(ctx).blocks(ctx.now)[height];
+    const block = primaryOf(ctx).block(height, ctx.now);
     if (!block) throw new RpcError(`couldn't get block at height ${height}: not found`);
     return blockResult(ctx, block, encoding);
   },
@@ -275,8 +273,8 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
 
   'platform.getCurrentSupply': (params, ctx) => {
     if (params.subnetID !== undefined) idParam(params.subnetID);
-    const blocks = primaryOf(ctx).blocks(ctx.now);
-    const last = blocks.at(-1) as PBlock;
+    const primary = primaryOf(ctx);
+    const last = primary.block(primary.blockCount(ctx.now) - 1, ctx.now) as PBlock;
     return { supply: String(last.supply), height: String(last.height) };
   },
 
@@ -294,13 +292,14 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
     const l1 = chains.find((c) => c.validatorSet === 'l1');
     const permissioned = chains.find((c) => c.validatorSet === 'permissioned');
     if (subnetID === PRIMARY_SUBNET_ID) {
-      const delegations = primary.delegations(now);
       const nodes = new Map(primary.nodes().map((n) => [n.nodeId, n]));
       return {
         validators: primary
           .validators(now)
           .filter((s) => pick(s.nodeId))
-          .map((s) => primaryValidator(s, now, delegations, wanted.size === 1, nodes.get(s.nodeId))),
+          .map((s) =>
+            primaryValidator(s, primary.currentDelegations(s, now), wanted.size === 1, nodes.get(s.nodeId)),
+          ),
       };
     }
     if (subnetID === l1?.subnetId)

@@ -97,11 +97,11 @@ export function aggregateSignatures(input: AggregationInput): Aggregation {
 /** The time of the P-Chain block at `pChainHeight` (0 = the tip, i.e. now). */
 function timeOfHeight(input: AggregationInput): number {
   if (input.pChainHeight === 0) return input.now;
-  const blocks = input.world.primary(input.network).blocks(input.now);
-  const block = blocks[input.pChainHeight];
+  const primary = input.world.primary(input.network);
+  const block = primary.block(input.pChainHeight, input.now);
   if (!block)
     throw badRequest(
-      `pChainHeight ${input.pChainHeight} is above the current P-Chain height ${blocks.length - 1} of ${input.network}`,
+      `pChainHeight ${input.pChainHeight} is above the current P-Chain height ${primary.blockCount(input.now) - 1} of ${input.network}`,
     );
   return block.time;
 }

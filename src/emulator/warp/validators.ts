@@ -3,6 +3,7 @@ import { evmChainsOf } from '../world/chains.ts';
 import type { World } from '../world/index.ts';
 import { type Network, PRIMARY_SUBNET_ID } from '../world/networks.ts';
 import { secretKeyOf } from '../world/primary/bls-keys.ts';
+import type { StakeRec } from '../world/primary/index.ts';
 
 /** A validator of the signing subnet as the aggregator sees it: what the P-Chain says, plus its key. */
 export interface SigningValidator extends WarpValidatorInput {
@@ -29,13 +30,9 @@ export function signingValidatorsAt(
     return { nodeId, weight, publicKey, secretKey: secretKeyOf(holder) as Uint8Array };
   };
   if (subnetId === PRIMARY_SUBNET_ID) {
-    const delegated = new Map<string, bigint>();
-    for (const d of primary.delegations(t))
-      if (d.start <= t && t < d.end && d.validator)
-        delegated.set(d.validator.tx.hash, (delegated.get(d.validator.tx.hash) ?? 0n) + d.amount);
-    return primary
-      .validators(t)
-      .map((s) => withKey(s.nodeId, s.amount + (delegated.get(s.tx.hash) ?? 0n), s.signer));
+    const delegated = (s: StakeRec) =>
+      primary.currentDelegations(s, t).reduce((sum, d) => sum + d.amount, 0n);
+    return primary.validators(t).map((s) => withKey(s.nodeId, s.amount + delegated(s), s.signer));
   }
   const chain = evmChainsOf(world.seed, network).find((c) => c.subnetId === subnetId);
   if (!chain || primary.createdAt(subnetId, t) === undefined) return undefined;

@@ -39,7 +39,7 @@ export function createWorld(options: WorldOptions): World {
     primary(network) {
       let p = primaries.get(network);
       if (!p) {
-        p = createPrimaryNetwork({ ...base, network });
+        p = createPrimaryNetwork({ ...base, network }, evm);
         primaries.set(network, p);
       }
       return p;

@@ -94,23 +94,25 @@ export function createActivity(core: EvmChainCore, seed: number): Activity {
     const key = `${x}:${day}`;
     let d = dayDeltas.get(key);
     if (d === undefined) {
-      const bpd = clock.blocksPerDay;
-      d = delta(x, clock.txStart(day * bpd), clock.txStart((day + 1) * bpd));
+      d = delta(x, clock.txStart(clock.firstBlockOfDay(day)), clock.txStart(clock.firstBlockOfDay(day + 1)));
       if (dayDeltas.size >= MAX_DAY_DELTAS) dayDeltas.clear();
       dayDeltas.set(key, d);
     }
     return d;
   };
 
+  const whaleNet = createWhaleLedger(core);
+
   return {
     seqsDesc,
     nativeBalance(party, block) {
       if (party?.type !== 'wallet' || block < 0) return 0n;
       const x = party.index;
-      const day = Math.floor(block / clock.blocksPerDay);
+      if (x === whale) return genesisBalance(x) + whaleNet(clock.txStart(block + 1));
+      const day = clock.dayOf(block);
       let balance = genesisBalance(x);
       for (let d = 0; d < day; d++) balance += dayDelta(x, d);
-      return balance + delta(x, clock.txStart(day * clock.blocksPerDay), clock.txStart(block + 1));
+      return balance + delta(x, clock.txStart(clock.firstBlockOfDay(day)), clock.txStart(block + 1));
     },
     sentCount(party, end) {
       if (party.type === 'wallet' && party.index === whale) return Math.ceil(end / W);
@@ -119,5 +121,80 @@ export function createActivity(core: EvmChainCore, seed: number): Activity {
       for (const s of walletDesc(party.index, 'native', 0, end)) if (model.sender(s) === party.index) n++;
       return n;
     },
+  };
+}
+
+/**
+ * The whale's net balance change (wei) from the transactions in [0, n), in O(n / createEvery) with a
+ * small constant: its transactions take their facts from a periodic table (see TxModel), so the sum
+ * is whole periods plus a prefix of the table, corrected at the contract creations that override the
+ * table's kind. Everything is counted in Mwei (fees) and 10^14 wei (values), exact in doubles per
+ * period, and combined as bigints.
+ */
+function createWhaleLedger(core: EvmChainCore): (n: number) => bigint {
+  const { model } = core;
+  const W = model.whaleEvery;
+  const half = W / 2;
+  const L = model.whalePeriod;
+  const CE = model.createEvery;
+  const whale = model.whaleIndex;
+  const VALUE_UNIT = 10n ** 14n;
+  const MWEI = 10n ** 6n;
+  const valueUnits = (s: number) => Number(model.value(s) / VALUE_UNIT);
+  const feeMwei = (s: number) => model.gasUsed(s) * (core.whalePriceMwei + model.tipMwei(s));
+  const sentValue = (s: number) => (model.kind(s) === 'native' && !model.failed(s) ? valueUnits(s) : 0);
+  const receivedValue = (s: number) =>
+    model.kind(s) === 'native' && !model.failed(s) && model.counterparty(s) === whale ? valueUnits(s) : 0;
+
+  // Table entry r of a side is read through a representative seq of that side that is no creation.
+  const representative = (r: number, offset: number): number => {
+    for (let t = 0; ; t++) {
+      const s = (r + t * L) * W + offset;
+      if (s % CE !== CE - 1) return s;
+    }
+  };
+  // Prefix sums over the table: fee and value of sends, value of receipts.
+  let tables: { fee: Float64Array; sent: Float64Array; received: Float64Array } | undefined;
+  const build = () => {
+    const fee = new Float64Array(L + 1);
+    const sent = new Float64Array(L + 1);
+    const received = new Float64Array(L + 1);
+    for (let r = 0; r < L; r++) {
+      const a = representative(r, 0);
+      const b = representative(r, half);
+      fee[r + 1] = (fee[r] as number) + feeMwei(a);
+      sent[r + 1] = (sent[r] as number) + sentValue(a);
+      received[r + 1] = (received[r] as number) + receivedValue(b);
+    }
+    return { fee, sent, received };
+  };
+  // Σ of table entries j mod L for j in [0, count).
+  const periodic = (prefix: Float64Array, count: number): bigint =>
+    BigInt(Math.floor(count / L)) * BigInt(prefix[L] as number) + BigInt(prefix[count % L] as number);
+
+  return (n) => {
+    if (n <= 0) return 0n;
+    tables ??= build();
+    const sends = Math.ceil(n / W);
+    const receipts = n > half ? Math.ceil((n - half) / W) : 0;
+    let feeMweiSum = periodic(tables.fee, sends);
+    let valueUnitsSum = periodic(tables.received, receipts) - periodic(tables.sent, sends);
+    // Creations replace the table's kind: swap the table entry for the actual facts.
+    let feeFix = 0;
+    let valueFix = 0;
+    for (let s = CE - 1; s < n; s += CE) {
+      const side = s % W;
+      if (side === 0) {
+        const r = (s / W) % L;
+        feeFix += feeMwei(s) - ((tables.fee[r + 1] as number) - (tables.fee[r] as number));
+        valueFix += (tables.sent[r + 1] as number) - (tables.sent[r] as number) - sentValue(s);
+      } else if (side === half) {
+        const r = ((s - half) / W) % L;
+        valueFix += receivedValue(s) - ((tables.received[r + 1] as number) - (tables.received[r] as number));
+      }
+    }
+    feeMweiSum += BigInt(feeFix);
+    valueUnitsSum += BigInt(valueFix);
+    return valueUnitsSum * VALUE_UNIT - feeMweiSum * MWEI;
   };
 }

@@ -3,7 +3,10 @@ import { unit } from '../../rng.ts';
 const DAY = 86_400;
 
 /**
- * Where blocks and transactions sit in time, in O(1). Block n is sealed at genesis + n·blockSeconds.
+ * Where blocks and transactions sit in time, in O(1). Block n is sealed at genesis + n·blockSeconds,
+ * where `genesis` is the chain's creation (its CreateChainTx on the P-Chain): the world's origin plus
+ * `createdAfterGenesis`. Days are the world's UTC days, counted from the origin, so a chain created
+ * at 04:00 has a short first day and its later days line up with every other chain's.
  * Transactions are numbered along the chain (sequence number `s`); the number sealed before block n is
  *
  *   txStart(n) = ⌊F(n)⌋ − ⌊F(0)⌋,   F(n) = Λ(n) + A·u(n)
@@ -14,6 +17,9 @@ const DAY = 86_400;
  * binary search. Only the per-day prefix of Λ is memoized: one number per day.
  */
 export interface BlockClock {
+  /** The world's first UTC midnight: day d starts at origin + d·86400. */
+  readonly origin: number;
+  /** When block 0 was sealed: the chain's creation. */
   readonly genesis: number;
   readonly blockSeconds: number;
   readonly blocksPerDay: number;
@@ -25,18 +31,33 @@ export interface BlockClock {
   /** Transactions sealed before `block`. */
   txStart(block: number): number;
   txCount(block: number): number;
+  /** The world day (0 = the origin's day) block `block` belongs to. */
+  dayOf(block: number): number;
+  /** The first block of world day `day` (0 for the days up to the chain's creation). */
+  firstBlockOfDay(day: number): number;
   /** The block holding transaction `seq`; `hint` (a nearby block) makes sequential walks cheap. */
   blockOfTx(seq: number, hint?: number): number;
 }
 
 export function createBlockClock(args: {
   chainSeed: number;
-  genesis: number;
+  /** The world's origin (UTC midnight). */
+  origin: number;
+  /** Seconds from the origin to block 0; a multiple of blockSeconds. */
+  createdAfterGenesis: number;
   blockSeconds: number;
   txPerDay: number;
 }): BlockClock {
-  const { chainSeed, genesis, blockSeconds, txPerDay } = args;
+  const { chainSeed, origin, blockSeconds, txPerDay } = args;
   const blocksPerDay = DAY / blockSeconds;
+  if (args.createdAfterGenesis % blockSeconds !== 0)
+    throw new Error(
+      `createdAfterGenesis ${args.createdAfterGenesis} is not a multiple of the block time ${blockSeconds}`,
+    );
+  // Blocks are numbered from the chain's creation; the rate curve runs on "virtual" blocks counted
+  // from the origin (block n is virtual block n + offset), so days follow the world's UTC days.
+  const offset = args.createdAfterGenesis / blockSeconds;
+  const genesis = origin + args.createdAfterGenesis;
   // Each day's rate is 75–125 % of the mean; A is the smallest possible rate, which keeps F increasing.
   const rateOf = (day: number) => ((0.75 + 0.5 * unit(chainSeed, day, 0x5d)) * txPerDay) / blocksPerDay;
   const amplitude = (0.75 * txPerDay) / blocksPerDay;
@@ -54,19 +75,22 @@ export function createBlockClock(args: {
     if (rates[day] === undefined) rates[day] = rateOf(day);
     return (dayPrefix[day] as number) + (rates[day] as number) * (block - day * blocksPerDay);
   };
-  const F = (block: number) => lambda(block) + amplitude * unit(chainSeed, block, 0xb1);
-  const base = Math.floor(F(0));
-  const txStart = (block: number) => (block <= 0 ? 0 : Math.floor(F(block)) - base);
+  const F = (virtual: number) => lambda(virtual) + amplitude * unit(chainSeed, virtual, 0xb1);
+  const base = Math.floor(F(offset));
+  const txStart = (block: number) => (block <= 0 ? 0 : Math.floor(F(block + offset)) - base);
 
   return {
+    origin,
     genesis,
     blockSeconds,
     blocksPerDay,
     timestampOf: (block) => genesis + block * blockSeconds,
-    headAt: (now) => Math.floor((Math.floor(now) - genesis) / blockSeconds),
+    headAt: (now) => Math.max(-1, Math.floor((Math.floor(now) - genesis) / blockSeconds)),
     firstBlockAtOrAfter: (t) => Math.max(0, Math.ceil((t - genesis) / blockSeconds)),
     txStart,
     txCount: (block) => txStart(block + 1) - txStart(block),
+    dayOf: (block) => Math.floor((block + offset) / blocksPerDay),
+    firstBlockOfDay: (day) => Math.max(0, day * blocksPerDay - offset),
     blockOfTx(seq, hint) {
       // Largest block b with txStart(b) <= seq: gallop from the hint, then bisect.
       let lo = 0;

@@ -103,6 +103,8 @@ export interface EvmChainCore {
   baseFeeMwei(block: number): number;
   /** Gas price of a transaction in wei (fits a double: below 10^12). */
   gasPriceWei(seq: number, block: number): number;
+  /** The whale's legacy gas price in Mwei before its tip: above every base fee, so block-independent. */
+  readonly whalePriceMwei: number;
   partyOf(address: string): Party | undefined;
   /** The address of index `i` of the chain's address space (wallets, whale, then contracts). */
   addressOfIndex(i: number): string;
@@ -142,7 +144,8 @@ export function createEvmChainCore(args: {
   const primary = info.validatorSet === 'primary';
   const clock = createBlockClock({
     chainSeed,
-    genesis: base.genesis,
+    origin: base.genesis,
+    createdAfterGenesis: info.createdAfterGenesis,
     blockSeconds: info.blockSeconds,
     txPerDay: profile.txPerDay[info.validatorSet],
   });
@@ -161,7 +164,10 @@ export function createEvmChainCore(args: {
 
   const baseFeeMwei = (block: number) =>
     minBaseFeeMwei + (hash32(chainSeed, block, 0xbf) % (minBaseFeeMwei / 2));
-  const gasPriceWei = (seq: number, block: number) => (baseFeeMwei(block) + model.tipMwei(seq)) * 1e6;
+  // Base fees stay below 1.5 × the minimum; the whale's fixed price is twice it, so always enough.
+  const whalePriceMwei = 2 * minBaseFeeMwei;
+  const gasPriceWei = (seq: number, block: number) =>
+    ((seq % model.whaleEvery === 0 ? whalePriceMwei : baseFeeMwei(block)) + model.tipMwei(seq)) * 1e6;
   const blockHash = (block: number) => (block < 0 ? ZERO_HASH : hex('evm-block', info.evmChainId, block));
   const txHash = (seq: number) => hex('evm-tx', info.evmChainId, seq);
 
@@ -185,6 +191,7 @@ export function createEvmChainCore(args: {
     gasLimit,
     baseFeeMwei,
     gasPriceWei,
+    whalePriceMwei,
     partyOf(address) {
       const a = address.toLowerCase();
       const wallet = pool.indexOf(a);

@@ -68,6 +68,7 @@ const NOT_INDEXED_SHARE = 0.02;
 export function createIcmLedger(args: {
   seed: number;
   network: string;
+  /** When messages begin: once every chain of the network exists. */
   genesis: number;
   intervalSeconds: number;
   pool: WalletPool;

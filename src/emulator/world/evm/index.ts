@@ -88,13 +88,15 @@ export function createEvmWorld(base: WorldBase): EvmWorld {
     icm(network) {
       let ledger = ledgers.get(network);
       if (!ledger) {
+        const chains = chainsOf(network);
         ledger = createIcmLedger({
           seed: base.seed,
           network,
-          genesis: base.genesis,
+          // Messages begin once every chain of the network exists (the last L1's creation).
+          genesis: base.genesis + Math.max(...chains.map((c) => c.info.createdAfterGenesis)),
           intervalSeconds: profile.icmIntervalSeconds,
           pool: poolOf(network),
-          chains: chainsOf(network).map((c) => c.core),
+          chains: chains.map((c) => c.core),
         });
         ledgers.set(network, ledger);
       }

@@ -97,11 +97,11 @@ export function createChainStats(core: EvmChainCore): ChainStats {
   };
 
   const scan = (day: number, endBlock: number): DayStats => {
-    const firstBlock = day * clock.blocksPerDay;
-    const end = Math.min(endBlock, firstBlock + clock.blocksPerDay);
+    const firstBlock = clock.firstBlockOfDay(day);
+    const end = Math.min(endBlock, clock.firstBlockOfDay(day + 1));
     const st: DayStats = {
       day,
-      start: clock.genesis + day * DAY,
+      start: clock.origin + day * DAY,
       firstBlock,
       endBlock: end,
       txCount: 0,
@@ -134,10 +134,10 @@ export function createChainStats(core: EvmChainCore): ChainStats {
       set(st.addresses, i);
       set(hourAddr, i);
     };
-    const blocksPerHour = 3_600 / clock.blockSeconds;
     let s = clock.txStart(firstBlock);
     for (let b = firstBlock; b < end; b++) {
-      const h = Math.floor((b - firstBlock) / blocksPerHour);
+      // By time, not by block count: a chain created mid-day starts its first day at a later hour.
+      const h = Math.floor((clock.timestampOf(b) - st.start) / 3_600);
       if (h !== hour) {
         closeHour();
         hour = h;
@@ -180,7 +180,8 @@ export function createChainStats(core: EvmChainCore): ChainStats {
   let partial: DayStats | undefined;
   const dayStats = (day: number, asOf: number): DayStats => {
     const endBlock = clock.headAt(asOf) + 1;
-    if (endBlock >= (day + 1) * clock.blocksPerDay) {
+    const dayEnd = clock.firstBlockOfDay(day + 1);
+    if (endBlock >= dayEnd) {
       let st = complete.get(day);
       if (!st) {
         st = scan(day, endBlock);
@@ -189,7 +190,7 @@ export function createChainStats(core: EvmChainCore): ChainStats {
       }
       return st;
     }
-    if (partial?.day !== day || partial.endBlock !== Math.min(endBlock, (day + 1) * clock.blocksPerDay))
+    if (partial?.day !== day || partial.endBlock !== Math.min(endBlock, dayEnd))
       partial = scan(day, endBlock);
     return partial;
   };
@@ -204,8 +205,8 @@ export function createChainStats(core: EvmChainCore): ChainStats {
 
   /** Days (indexes) of the interval [t, next) that have begun by asOf. */
   const daysOf = (t: number, next: number, asOf: number): number[] => {
-    const from = Math.max(0, Math.floor((t - clock.genesis) / DAY));
-    const to = Math.floor((Math.min(next, asOf + 1) - 1 - clock.genesis) / DAY);
+    const from = Math.max(0, Math.floor((t - clock.origin) / DAY));
+    const to = Math.floor((Math.min(next, asOf + 1) - 1 - clock.origin) / DAY);
     const days: number[] = [];
     for (let d = from; d <= to; d++) days.push(d);
     return days;

@@ -11,6 +11,13 @@ export type TxKind = 'native' | 'erc20' | 'nft' | 'call' | 'create';
  * Each wallet therefore sends exactly once per run, and the inverse permutation finds a wallet's slot
  * in O(1): per-address listings step from run to run instead of scanning blocks. The whale overrides
  * the sender of every W-th transaction and the counterparty of the one half-way between.
+ *
+ * The whale's transactions draw their facts (kind, failure, gas, tip, value, ...) from a table of
+ * WHALE_PERIOD entries per side, indexed by (seq / W) mod WHALE_PERIOD, instead of from seq itself;
+ * it is a legacy-transaction bot paying a fixed gas price above any base fee (see chain.ts). So the
+ * sums over its history have a closed form (whole periods plus a prefix, see activity.ts): its
+ * balance at any block costs O(1) rather than a walk of tens of millions of transactions. Contract
+ * creations (every CE-th seq) still override the kind, wherever they fall.
  */
 export interface TxModel {
   /** Ordinary wallets (P); the whale's index is P. Contract c has address index P + 1 + c. */
@@ -18,6 +25,8 @@ export interface TxModel {
   readonly whaleIndex: number;
   readonly whaleEvery: number;
   readonly createEvery: number;
+  /** Entries of the whale's fact table per side (see above). */
+  readonly whalePeriod: number;
   sender(seq: number): number;
   counterparty(seq: number): number;
   kind(seq: number): TxKind;
@@ -43,6 +52,8 @@ export interface TxModel {
 }
 
 const GWEI_TIP_MWEI = { primary: 2_000, l1: 200 } as const;
+/** Prime, and far from every createEvery, so a period's entries meet creations at every offset. */
+export const WHALE_PERIOD = 4_093;
 
 export function createTxModel(args: {
   chainSeed: number;
@@ -79,14 +90,24 @@ export function createTxModel(args: {
     cR = hash32(cs, run, 14) % P;
   };
 
+  // What a transaction's facts are drawn from: seq itself, or for the whale's transactions an entry
+  // of its table (negative keys, which no seq takes).
+  const L = WHALE_PERIOD;
+  const key = (seq: number): number => {
+    const r = seq % W;
+    if (r === 0) return -1 - 2 * ((seq / W) % L);
+    if (r === half) return -2 - 2 * (((seq - half) / W) % L);
+    return seq;
+  };
+
   const kind = (seq: number): TxKind => {
     if (seq % CE === CE - 1) return 'create';
-    const u = hash32(cs, seq, 1) / 0x1_0000_0000;
+    const u = hash32(cs, key(seq), 1) / 0x1_0000_0000;
     return u < 0.5 ? 'native' : u < 0.8 ? 'erc20' : u < 0.85 ? 'nft' : 'call';
   };
-  const failed = (seq: number) => hash32(cs, seq, 3) < 0.03 * 0x1_0000_0000;
+  const failed = (seq: number) => hash32(cs, key(seq), 3) < 0.03 * 0x1_0000_0000;
   const gasUsed = (seq: number): number => {
-    const h = hash32(cs, seq, 4);
+    const h = hash32(cs, key(seq), 4);
     switch (kind(seq)) {
       case 'native':
         return 21_000;
@@ -105,7 +126,7 @@ export function createTxModel(args: {
     const k = kind(seq);
     const pool = k === 'erc20' ? tokens : k === 'nft' ? collections : k === 'call' ? dapps : undefined;
     if (!pool) return -1;
-    return pool[hash32(cs, seq, 2) % pool.length] as number;
+    return pool[hash32(cs, key(seq), 2) % pool.length] as number;
   };
 
   return {
@@ -113,6 +134,7 @@ export function createTxModel(args: {
     whaleIndex: P,
     whaleEvery: W,
     createEvery: CE,
+    whalePeriod: L,
     sender(seq) {
       if (seq % W === 0) return P;
       const run = Math.floor(seq / P);
@@ -131,19 +153,20 @@ export function createTxModel(args: {
     gasUsed,
     gasLimit(seq) {
       const used = gasUsed(seq);
-      return used === 21_000 ? used : used + (hash32(cs, seq, 5) % 40_000);
+      return used === 21_000 ? used : used + (hash32(cs, key(seq), 5) % 40_000);
     },
-    tipMwei: (seq) => hash32(cs, seq, 6) % maxTip,
+    tipMwei: (seq) => hash32(cs, key(seq), 6) % maxTip,
     value(seq) {
       if (kind(seq) !== 'native') return 0n;
-      return BigInt(1 + (hash32(cs, seq, 7) % 20_000)) * 10n ** 14n;
+      return BigInt(1 + (hash32(cs, key(seq), 7) % 20_000)) * 10n ** 14n;
     },
     tokenAmount(seq) {
       const c = contracts[contract(seq)];
       const decimals = c?.decimals ?? 18;
-      return BigInt(1 + (hash32(cs, seq, 8) % 1_000_000)) * 10n ** BigInt(Math.max(0, decimals - 2));
+      return BigInt(1 + (hash32(cs, key(seq), 8) % 1_000_000)) * 10n ** BigInt(Math.max(0, decimals - 2));
     },
-    txType: (seq) => (kind(seq) === 'native' && hash32(cs, seq, 9) % 8 === 0 ? 0 : 2),
+    // The whale sends legacy (type 0) transactions at a fixed gas price.
+    txType: (seq) => (seq % W === 0 || (kind(seq) === 'native' && hash32(cs, key(seq), 9) % 8 === 0) ? 0 : 2),
     nonce: (seq) => (seq % W === 0 ? seq / W : Math.floor(seq / P)),
     hasTransferLog(seq) {
       const k = kind(seq);

@@ -1,17 +1,46 @@
 import { rng } from '../../rng.ts';
 import { evmChainsOf } from '../chains.ts';
+import type { EvmWorld } from '../evm/index.ts';
+import { type Currency, priceIn } from '../evm/money.ts';
 import type { WorldBase } from '../index.ts';
 import type { Network, PrimaryChain } from '../networks.ts';
 import { createNodes, createWallets, type NodeInfo, type Wallet } from './actors.ts';
-import { createLedger, type Ledger, l1Balance } from './ledger.ts';
-import { DAY, SIZES } from './params.ts';
+import {
+  type CChainBlocks,
+  createLedger,
+  DELEGATION_LEAD_MAX_SECONDS,
+  type Ledger,
+  l1Balance,
+  type PostingKey,
+  type UtxoIndex,
+} from './ledger.ts';
+import { DAY, SIZES, STAKING } from './params.ts';
 import { type DelegationStatus, delegationStatus } from './shapes.ts';
+import { countUpTo } from './sorted.ts';
 import type { L1ValidatorRec, PBlock, StakeRec, TxRec, UtxoRec, Vertex } from './types.ts';
 
 export type { NodeInfo, Wallet } from './actors.ts';
-export { encodeBlock, l1Balance } from './ledger.ts';
+export {
+  byAmount,
+  bySeq,
+  encodeBlock,
+  l1Balance,
+  type PostingKey,
+  postingKey,
+  type UtxoIndex,
+} from './ledger.ts';
 export * as shapes from './shapes.ts';
+export { countBelow, countUpTo, mergeWalks } from './sorted.ts';
 export type * from './types.ts';
+
+/**
+ * How long after its transaction a delegation can still be pending (`lead`) or active (`reach`): a
+ * delegation accepted earlier than `now - reach` is completed at `now`.
+ */
+export const delegationWindow = (network: Network) => ({
+  lead: DELEGATION_LEAD_MAX_SECONDS,
+  reach: DELEGATION_LEAD_MAX_SECONDS + STAKING[network].delegatorDays[1] * DAY,
+});
 
 /** Amounts and UTXO counts of one balance category. */
 export interface Bucket {
@@ -33,6 +62,10 @@ export interface Balances {
  * This is the ground truth the Data API routes and the node RPC answer from; every method takes the
  * time it is asked at and hides what happened after it. Records are the world's own (types.ts); the
  * `shapes` helpers render them in the API's shapes.
+ *
+ * Two kinds of reads: the per-request ones (counts, one record by position, posting lists, indexes),
+ * each O(log n), which the routes use; and whole-history copies (`transactions`, `rewards`, …), O(n),
+ * for tests and ground truth.
  */
 export interface PrimaryNetwork {
   readonly network: Network;
@@ -42,28 +75,48 @@ export interface PrimaryNetwork {
   addresses(): string[];
   /** Nodes of the primary network (validators, with their BLS keys and reward owners). */
   nodes(): readonly NodeInfo[];
-  /** Transactions of a chain accepted at or before `now`, oldest first (index = position in the listing). */
-  transactions(chain: PrimaryChain, now: number): readonly TxRec[];
-  /** UTXOs whose home is `chain` created at or before `now`, oldest first (spent ones included). */
-  utxos(chain: PrimaryChain, now: number): readonly UtxoRec[];
-  /** Ids of the transactions touching `address` on `chain`, ascending (may include ones after `now`). */
-  txIndexesOf(address: string, chain: PrimaryChain, now: number): readonly number[];
+
+  /** How many transactions of `chain` were accepted by `now` (positions 0 … count-1 are visible). */
+  txCount(chain: PrimaryChain, now: number): number;
+  /** The transaction at a position below `txCount` (index = position). */
+  tx(chain: PrimaryChain, index: number): TxRec;
+  blockCount(now: number): number;
+  /** The P-Chain block at `height`, if accepted by `now`. */
+  block(height: number, now: number): PBlock | undefined;
+  vertexCount(now: number): number;
+  vertex(index: number): Vertex;
+  rewardCount(now: number): number;
+  reward(position: number): { utxo: UtxoRec; stake: StakeRec };
+  delegationCount(now: number): number;
+  delegation(position: number): StakeRec;
+  /** Ascending positions under a posting key (ledger.ts `postingKey`); may include ones after `now`. */
+  postings(key: PostingKey, now: number): readonly number[];
+  /** The outputs of `address` (every address when undefined) on `chain` in the listing's orders. */
+  utxoIndex(chain: PrimaryChain, address: string | undefined, now: number): UtxoIndex;
+
+  /** Ground truth: transactions of a chain accepted at or before `now`, oldest first (a copy). */
+  transactions(chain: PrimaryChain, now: number): TxRec[];
+  /** Ground truth: UTXOs whose home is `chain` created at or before `now`, oldest first (a copy). */
+  utxos(chain: PrimaryChain, now: number): UtxoRec[];
+  /** Every UTXO of `address` on `chain`, oldest first (may include ones after `now`). */
   utxosOf(address: string, chain: PrimaryChain, now: number): readonly UtxoRec[];
   /** Primary-network validation periods current at `now` (start <= now < end), by node order. */
   validators(now: number): StakeRec[];
-  /** Every delegation whose transaction was accepted by `now`, in acceptance order. */
+  /** A validation's delegations current at `now`. */
+  currentDelegations(validation: StakeRec, now: number): StakeRec[];
+  /** Ground truth: every delegation accepted by `now`, in acceptance order (a copy). */
   delegations(now: number, status?: DelegationStatus): StakeRec[];
-  /** Every staking period (validations and delegations) accepted by `now`. */
-  stakes(now: number): readonly StakeRec[];
-  /** Reward UTXOs minted by `now`, oldest first, each with the period it rewards. */
-  rewards(now: number): readonly { utxo: UtxoRec; stake: StakeRec }[];
+  /** Ground truth: every staking period (validations and delegations) accepted by `now` (a copy). */
+  stakes(now: number): StakeRec[];
+  /** Ground truth: reward UTXOs minted by `now`, oldest first, each with the period it rewards (a copy). */
+  rewards(now: number): { utxo: UtxoRec; stake: StakeRec }[];
   /** Balances of `addresses` on `chain` as of `at`. */
   balances(chain: PrimaryChain, addresses: readonly string[], at: number): Balances;
-  /** P-Chain blocks accepted by `now` (height = index). */
-  blocks(now: number): readonly PBlock[];
+  /** Ground truth: P-Chain blocks accepted by `now` (height = index; a copy). */
+  blocks(now: number): PBlock[];
   blockByHash(hash: string, now: number): PBlock | undefined;
-  /** X-Chain vertices accepted by `now` (index = position). */
-  vertices(now: number): readonly Vertex[];
+  /** Ground truth: X-Chain vertices accepted by `now` (index = position; a copy). */
+  vertices(now: number): Vertex[];
   /** L1 validators registered by `now` and their balance then. */
   l1Validators(now: number): { validator: L1ValidatorRec; balance: bigint }[];
   /** Permissioned-subnet validations current at `now`: the AddSubnetValidatorTx of each. */
@@ -71,39 +124,23 @@ export interface PrimaryNetwork {
   /** When a subnet or blockchain id came to exist (undefined if it never did or not yet by `now`). */
   createdAt(id: string, now: number): number | undefined;
   /** The AVAX price in `currency` on the day of `t` (for historicalPrice). */
-  priceAt(t: number, currency: string): number;
+  priceAt(t: number, currency: Currency): number;
 }
 
-/** Number of leading items with `time(item) <= now` in a time-ordered array. */
-function visible<T>(items: readonly T[], time: (item: T) => number, now: number): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (time(items[mid] as T) <= now) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+/** The C-Chain's block clock and hashes as the EVM side has them. */
+function cChainBlocksOf(evm: EvmWorld, seed: number, network: Network): CChainBlocks {
+  const info = evmChainsOf(seed, network)[0];
+  const chain = info && evm.chain(info.evmChainId);
+  if (!chain) throw new Error(`the EVM world has no C-Chain for ${network}`);
+  const { clock } = chain.core;
+  return {
+    blockAt: (t) => clock.firstBlockAtOrAfter(t),
+    timeOf: (block) => clock.timestampOf(block),
+    hashOf: (block) => chain.core.blockHash(block),
+  };
 }
 
-const FX: Record<string, number> = {
-  usd: 1,
-  eur: 0.92,
-  aud: 1.52,
-  cad: 1.36,
-  chf: 0.88,
-  clp: 940,
-  cny: 7.2,
-  czk: 23,
-  dkk: 6.9,
-  gbp: 0.79,
-  hkd: 7.8,
-  huf: 360,
-  jpy: 150,
-  nzd: 1.65,
-};
-
-export function createPrimaryNetwork(base: WorldBase & { network: Network }): PrimaryNetwork {
+export function createPrimaryNetwork(base: WorldBase & { network: Network }, evm: EvmWorld): PrimaryNetwork {
   const { seed, network, genesis } = base;
   let ledger: Ledger | undefined;
   let wallets: Wallet[] | undefined;
@@ -118,7 +155,7 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }): Pr
     nodes ??= createNodes(seed, network, sizes.nodes, walletsOf());
     return nodes;
   };
-  const at = (now: number): Ledger => {
+  const built = (): Ledger => {
     ledger ??= createLedger({
       seed,
       network,
@@ -127,22 +164,48 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }): Pr
       wallets: walletsOf(),
       nodes: nodesOf(),
       chains: evmChainsOf(seed, network),
+      cChain: cChainBlocksOf(evm, seed, network),
     });
-    ledger.extendTo(now);
     return ledger;
   };
-  const upTo = <T>(items: readonly T[], time: (x: T) => number, now: number) =>
-    items.slice(0, visible(items, time, now));
+  const at = (now: number): Ledger => {
+    const l = built();
+    l.extendTo(now);
+    return l;
+  };
   const current = (s: StakeRec, now: number) => s.start <= now && now < s.end;
+  const txTime = (tx: TxRec) => tx.time;
+  const counts = {
+    tx: (chain: PrimaryChain, now: number) => countUpTo(at(now).txs[chain], txTime, now),
+    utxo: (chain: PrimaryChain, now: number) => countUpTo(at(now).utxos[chain], (u) => u.createdAt, now),
+    block: (now: number) => countUpTo(at(now).blocks, (b) => b.time, now),
+    vertex: (now: number) => countUpTo(at(now).vertices, (v) => v.time, now),
+    reward: (now: number) => countUpTo(at(now).rewards, (r) => r.utxo.createdAt, now),
+    delegation: (now: number) => countUpTo(at(now).delegations, (s) => s.tx.time, now),
+    stake: (now: number) => countUpTo(at(now).stakes, (s) => s.tx.time, now),
+  };
 
   return {
     network,
     wallets: walletsOf,
     addresses: () => walletsOf().map((w) => w.address),
     nodes: nodesOf,
-    transactions: (chain, now) => upTo(at(now).txs[chain], (t) => t.time, now),
-    utxos: (chain, now) => upTo(at(now).utxos[chain], (u) => u.createdAt, now),
-    txIndexesOf: (address, chain, now) => at(now).txIndexesOf(address, chain),
+
+    txCount: counts.tx,
+    tx: (chain, index) => built().txs[chain][index] as TxRec,
+    blockCount: counts.block,
+    block: (height, now) => (height < counts.block(now) ? built().blocks[height] : undefined),
+    vertexCount: counts.vertex,
+    vertex: (index) => built().vertices[index] as Vertex,
+    rewardCount: counts.reward,
+    reward: (position) => built().rewards[position] as { utxo: UtxoRec; stake: StakeRec },
+    delegationCount: counts.delegation,
+    delegation: (position) => built().delegations[position] as StakeRec,
+    postings: (key, now) => at(now).postings(key),
+    utxoIndex: (chain, address, now) => at(now).utxoIndex(chain, address),
+
+    transactions: (chain, now) => at(now).txs[chain].slice(0, counts.tx(chain, now)),
+    utxos: (chain, now) => at(now).utxos[chain].slice(0, counts.utxo(chain, now)),
     utxosOf: (address, chain, now) => at(now).utxosOf(address, chain),
     validators(now) {
       const l = at(now);
@@ -150,13 +213,14 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }): Pr
         .map((n) => l.periodsOf(n.nodeId).findLast((s) => current(s, now)))
         .filter((s): s is StakeRec => s !== undefined);
     },
+    currentDelegations: (validation, now) =>
+      (validation.delegators ?? []).filter((d) => d.tx.time <= now && current(d, now)),
     delegations(now, status) {
-      return upTo(at(now).stakes, (s) => s.tx.time, now).filter(
-        (s) => s.kind === 'delegator' && (!status || delegationStatus(s, now) === status),
-      );
+      const all = at(now).delegations.slice(0, counts.delegation(now));
+      return status ? all.filter((s) => delegationStatus(s, now) === status) : all;
     },
-    stakes: (now) => upTo(at(now).stakes, (s) => s.tx.time, now),
-    rewards: (now) => upTo(at(now).rewards, (r) => r.utxo.createdAt, now),
+    stakes: (now) => at(now).stakes.slice(0, counts.stake(now)),
+    rewards: (now) => at(now).rewards.slice(0, counts.reward(now)),
     balances(chain, addresses, t) {
       const l = at(t);
       const empty = (): Bucket => ({ amount: 0n, utxos: [] });
@@ -166,31 +230,40 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }): Pr
         pendingStaked: empty(),
         atomic: new Map(),
       };
+      // Unspent at t: unspent now, or spent after t (a suffix of the spend log), and created by t.
+      const found = new Map<number, UtxoRec>();
+      for (const address of addresses) {
+        const index = l.utxoIndex(chain, address);
+        for (const u of index.unspentBySeq.walk(undefined, 1, false))
+          if (u.createdAt <= t) found.set(u.seq, u);
+        const log = index.spentLog;
+        for (let i = log.length - 1; i >= 0; i--) {
+          const u = log[i] as UtxoRec;
+          if ((u.spent?.at as number) <= t) break;
+          if (u.createdAt <= t) found.set(u.seq, u);
+        }
+      }
       const add = (bucket: Bucket, u: UtxoRec) => {
         bucket.amount += u.amount;
         bucket.utxos.push(u);
       };
-      const seen = new Set<string>();
-      for (const address of addresses)
-        for (const u of l.utxosOf(address, chain)) {
-          if (u.createdAt > t || (u.spent && u.spent.at <= t) || seen.has(u.id)) continue;
-          seen.add(u.id);
-          if (u.createdOn !== chain) {
-            const bucket = b.atomic.get(u.createdOn) ?? empty();
-            b.atomic.set(u.createdOn, bucket);
-            add(bucket, u);
-          } else if (u.stake && t < u.stake.start) add(b.pendingStaked, u);
-          else if (u.stake && t < u.stake.end) add(b.unlockedStaked, u);
-          else add(b.unlockedUnstaked, u);
-        }
+      for (const u of [...found.values()].sort((x, y) => x.seq - y.seq)) {
+        if (u.createdOn !== chain) {
+          const bucket = b.atomic.get(u.createdOn) ?? empty();
+          b.atomic.set(u.createdOn, bucket);
+          add(bucket, u);
+        } else if (u.stake && t < u.stake.start) add(b.pendingStaked, u);
+        else if (u.stake && t < u.stake.end) add(b.unlockedStaked, u);
+        else add(b.unlockedUnstaked, u);
+      }
       return b;
     },
-    blocks: (now) => upTo(at(now).blocks, (b) => b.time, now),
+    blocks: (now) => at(now).blocks.slice(0, counts.block(now)),
     blockByHash(hash, now) {
       const block = at(now).blockByHash(hash);
       return block && block.time <= now ? block : undefined;
     },
-    vertices: (now) => upTo(at(now).vertices, (v) => v.time, now),
+    vertices: (now) => at(now).vertices.slice(0, counts.vertex(now)),
     l1Validators: (now) =>
       at(now)
         .l1Validators.filter((v) => v.registeredAt <= now)
@@ -206,8 +279,8 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }): Pr
     },
     priceAt(t, currency) {
       const day = Math.floor((t - genesis) / DAY);
-      const usd = 18 + rng(seed, network, 'price', day).float() * 24;
-      return Math.round(usd * (FX[currency] ?? 1) * 100) / 100;
+      const usd = Math.round((18 + rng(seed, network, 'price', day).float() * 24) * 100) / 100;
+      return priceIn(usd, currency).value;
     },
   };
 }

@@ -15,13 +15,17 @@ import {
   TX_FEE,
   YEAR,
 } from './params.ts';
-import type { BlockType, L1ValidatorRec, PBlock, StakeRec, TxRec, UtxoRec, Vertex } from './types.ts';
+import { createSortedList, type SortedList } from './sorted.ts';
+import type { BlockType, L1ValidatorRec, PBlock, Spend, StakeRec, TxRec, UtxoRec, Vertex } from './types.ts';
 
 /**
  * The primary network's history, simulated one UTC day at a time in event order. A day is simulated
  * whole the first time anything at or before its end is asked for; later days only append, so every
- * array below grows at its end and an index into it is a stable position. Records dated after 'now'
- * exist here but every view hides them (see views.ts).
+ * array below grows at its end, is ordered by time, and an index into it is a stable position. Records
+ * dated after 'now' exist here but every view hides them (index.ts).
+ *
+ * Indexes are kept as records are appended (postings), or built on first use and kept from then on
+ * (outputs by amount, unspent outputs), so that a page of any listing costs O(page + log n).
  */
 export interface Ledger {
   readonly txs: Record<PrimaryChain, TxRec[]>;
@@ -31,12 +35,19 @@ export interface Ledger {
   readonly vertices: Vertex[];
   /** Validation periods and delegations in the order their transactions were accepted. */
   readonly stakes: StakeRec[];
+  /** Delegations alone, in the order their transactions were accepted. */
+  readonly delegations: StakeRec[];
   /** Reward UTXOs in creation order, each with the period it rewards. */
   readonly rewards: { utxo: UtxoRec; stake: StakeRec }[];
   readonly l1Validators: L1ValidatorRec[];
-  /** Transaction indexes per address and chain, ascending. */
-  txIndexesOf(address: string, chain: PrimaryChain): readonly number[];
+  /**
+   * Ascending positions of the records under a key (see `postingKey`): transactions by chain, party and
+   * type; rewards and delegations by address and node; blocks by proposer; transactions by validation id.
+   */
+  postings(key: PostingKey): readonly number[];
   utxosOf(address: string, chain: PrimaryChain): readonly UtxoRec[];
+  /** Outputs of `address` (or every address when undefined) on `chain`, built on first use. */
+  utxoIndex(chain: PrimaryChain, address: string | undefined): UtxoIndex;
   /** Validation periods of a node, oldest first. */
   periodsOf(nodeId: string): readonly StakeRec[];
   blockByHash(hash: string): PBlock | undefined;
@@ -44,6 +55,88 @@ export interface Ledger {
   readonly created: Map<string, number>;
   /** Simulates through the end of the UTC day holding `t`. */
   extendTo(t: number): void;
+}
+
+/** One address's (or a chain's) outputs in the orders the UTXO listing and balances need. */
+export interface UtxoIndex {
+  /** Every output, by seq (live: grows with the history). */
+  readonly all: readonly UtxoRec[];
+  /** Unspent as of the end of the simulated history, by seq. */
+  readonly unspentBySeq: SortedList<UtxoRec>;
+  /** Unspent as of the end of the simulated history, by (amount, seq). */
+  readonly unspentByAmount: SortedList<UtxoRec>;
+  /** Every output, by (amount, seq). */
+  readonly allByAmount: SortedList<UtxoRec>;
+  /** Spent outputs in the order they were spent (a suffix of it is what was unspent at an earlier time). */
+  readonly spentLog: readonly UtxoRec[];
+}
+
+export const bySeq = (a: UtxoRec, b: UtxoRec): number => a.seq - b.seq;
+export const byAmount = (a: UtxoRec, b: UtxoRec): number =>
+  a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : a.seq - b.seq;
+
+/** The key of a posting list: its parts, `*` standing for "any". */
+export type PostingKey = readonly string[];
+export const postingKey = {
+  tx: (chain: PrimaryChain, party: string, type: string): PostingKey => ['t', chain, type, party],
+  reward: (address: string, nodeId: string): PostingKey => ['r', nodeId, address],
+  delegation: (address: string, nodeId: string): PostingKey => ['d', nodeId, address],
+  proposer: (nodeId: string): PostingKey => ['b', nodeId],
+  validation: (validationId: string): PostingKey => ['v', validationId],
+};
+
+/**
+ * Posting lists in nested maps, one level per key part. Note: not one map keyed by joined parts: a
+ * joined key is a fresh string whose hash is computed on every lookup, the hot spot of generation.
+ */
+interface Postings {
+  add(key: PostingKey, position: number): void;
+  get(key: PostingKey): readonly number[];
+}
+
+function createPostings(): Postings {
+  type Node = Map<string, Node | number[]>;
+  const root: Node = new Map();
+  return {
+    add(key, position) {
+      let node = root;
+      for (let i = 0; i < key.length - 1; i++) {
+        let next = node.get(key[i] as string) as Node | undefined;
+        if (!next) {
+          next = new Map();
+          node.set(key[i] as string, next);
+        }
+        node = next;
+      }
+      const last = key[key.length - 1] as string;
+      let list = node.get(last) as number[] | undefined;
+      if (!list) {
+        list = [];
+        node.set(last, list);
+      }
+      if (list.at(-1) !== position) list.push(position);
+    },
+    get(key) {
+      let node: Node | number[] | undefined = root;
+      for (const part of key) node = node instanceof Map ? node.get(part) : undefined;
+      return Array.isArray(node) ? node : [];
+    },
+  };
+}
+
+/** A map per primary chain, keyed by address (or `*`). */
+const perChain = <T>(): Record<PrimaryChain, Map<string, T>> => ({
+  p: new Map(),
+  x: new Map(),
+  c: new Map(),
+});
+
+/** Where the C-Chain's blocks are: the EVM side's block clock and block hashes (one fact, one value). */
+export interface CChainBlocks {
+  /** The first block sealed at or after `t`. */
+  blockAt(t: number): number;
+  timeOf(block: number): number;
+  hashOf(block: number): string;
 }
 
 export interface LedgerOptions {
@@ -54,13 +147,16 @@ export interface LedgerOptions {
   wallets: readonly Wallet[];
   nodes: readonly NodeInfo[];
   chains: readonly EvmChainInfo[];
+  cChain: CChainBlocks;
 }
 
 type Event =
+  | { kind: 'fund'; chain: 'p' | 'x'; wallet: Wallet }
   | { kind: 'validator'; node: NodeInfo; round: number }
   | { kind: 'reward'; stake: StakeRec }
   | { kind: 'delegate' | 'pTransfer' | 'xTransfer' | 'atomic'; day: number; slot: number }
   | { kind: 'import'; utxo: UtxoRec; owner: Wallet }
+  | { kind: 'subnet' | 'chain'; chain: EvmChainInfo }
   | { kind: 'l1'; step: number };
 
 interface Queued {
@@ -69,12 +165,124 @@ interface Queued {
   event: Event;
 }
 
-const C_CHAIN_FIRST_HEIGHT = 50_000_000;
 const PERMISSIONED_NODES = 3;
 const INITIAL_L1_VALIDATORS = 3;
+/** A subnet is created this long before its chain; an L1 is converted this long after its chain. */
+const SUBNET_LEAD_SECONDS = 1800;
+const CONVERT_AFTER_SECONDS = 1800;
+/** The first regular L1 step (registrations and top-ups) after the conversion. */
+const FIRST_L1_STEP = 5;
+/** A delegation starts this long after its transaction at most (see `delegate`). */
+export const DELEGATION_LEAD_MAX_SECONDS = 36 * 3600;
+
+interface Ids {
+  seed: number;
+  network: Network;
+}
+
+/** A transaction; its id is derived from (chain, index) when first read. */
+class Tx implements TxRec {
+  declare source?: PrimaryChain;
+  declare destination?: PrimaryChain;
+  declare stake?: StakeRec;
+  declare rewards?: StakeRec;
+  declare subnetId?: string;
+  declare nodeId?: string;
+  declare blockchain?: TxRec['blockchain'];
+  declare l1?: TxRec['l1'];
+  declare l1Burned?: bigint;
+  declare subnetPeriod?: TxRec['subnetPeriod'];
+  declare evmInputs?: TxRec['evmInputs'];
+  declare evmOutputs?: TxRec['evmOutputs'];
+  blockHash = '';
+  consumed: UtxoRec[] = [];
+  emitted: UtxoRec[] = [];
+  burned = 0n;
+  parties: string[] = [];
+  private cachedHash: string | undefined = undefined;
+  constructor(
+    readonly ids: Ids,
+    readonly chain: PrimaryChain,
+    readonly index: number,
+    public type: string,
+    public time: number,
+    public block: number,
+  ) {}
+  get hash(): string {
+    this.cachedHash ??= cb58Encode(this.hashBytes());
+    return this.cachedHash;
+  }
+  hashBytes(): Buffer {
+    return digest(this.ids.seed, this.ids.network, 'tx', this.chain, this.index);
+  }
+}
+
+/** An output; its id is derived from (txHash, outputIndex) when first read. */
+class Utxo implements UtxoRec {
+  declare stake?: { start: number; end: number };
+  declare rewardType?: UtxoRec['rewardType'];
+  declare spent?: Spend;
+  private cachedId: string | undefined = undefined;
+  constructor(
+    readonly seq: number,
+    /** The transaction whose id names the output (the staking transaction for a reward). */
+    readonly origin: Tx,
+    readonly outputIndex: number,
+    readonly createdOn: PrimaryChain,
+    readonly consumedOn: PrimaryChain,
+    readonly addresses: string[],
+    readonly amount: bigint,
+    readonly createdAt: number,
+    readonly block: number,
+    readonly type: 'STAKE' | 'TRANSFER',
+  ) {}
+  get txHash(): string {
+    return this.origin.hash;
+  }
+  get id(): string {
+    this.cachedId ??= idOf(
+      this.origin.ids.seed,
+      this.origin.ids.network,
+      'utxo',
+      this.txHash,
+      this.outputIndex,
+    );
+    return this.cachedId;
+  }
+}
+
+/** An output of the faucet's genesis allocation (outside the wallet pool, never listed). */
+class FaucetUtxo extends Utxo {
+  override get txHash(): string {
+    return idOf(this.origin.ids.seed, this.origin.ids.network, 'genesis', this.createdOn);
+  }
+  override get id(): string {
+    return idOf(
+      this.origin.ids.seed,
+      this.origin.ids.network,
+      'faucet-utxo',
+      this.createdOn,
+      this.origin.index,
+    );
+  }
+}
+
+class SpendOf implements Spend {
+  constructor(readonly tx: TxRec) {}
+  get txHash(): string {
+    return this.tx.hash;
+  }
+  get at(): number {
+    return this.tx.time;
+  }
+  get block(): number {
+    return this.tx.block;
+  }
+}
 
 export function createLedger(o: LedgerOptions): Ledger {
-  const { seed, network, genesis, wallets, nodes } = o;
+  const { seed, network, genesis, wallets, nodes, cChain } = o;
+  const ids: Ids = { seed, network };
   const rules = STAKING[network];
   const avax = (whole: number): bigint => BigInt(Math.round(whole * 1000)) * (NANO / 1000n);
   const l1Chain = o.chains.find((c) => c.validatorSet === 'l1') as EvmChainInfo;
@@ -86,18 +294,25 @@ export function createLedger(o: LedgerOptions): Ledger {
   const blocks: PBlock[] = [];
   const vertices: Vertex[] = [];
   const stakes: StakeRec[] = [];
+  const delegations: StakeRec[] = [];
   const rewards: { utxo: UtxoRec; stake: StakeRec }[] = [];
   const l1Validators: L1ValidatorRec[] = [];
+  /** When each L1 validator's balance runs out, given its deposits so far (parallel to l1Validators). */
+  const l1EmptyAt: number[] = [];
   const created = new Map<string, number>();
-  const txIndex = new Map<string, number[]>();
-  const utxoIndex = new Map<string, UtxoRec[]>();
-  const spendable = new Map<string, UtxoRec[]>();
+  const postings = createPostings();
+  const utxoLists = perChain<UtxoRec[]>();
+  const utxoIndexes = perChain<UtxoIndex & { spentLog: UtxoRec[] }>();
+  const spendable = perChain<UtxoRec[]>();
   const periods = new Map<string, StakeRec[]>();
   const blocksByHash = new Map<string, PBlock>();
   let utxoSeq = 0;
+  let lastBlockHash: Buffer = Buffer.alloc(32);
   // Funding comes from an address outside the pool, so its outputs are never listed.
   const faucetAddress = idOf(seed, network, 'faucet');
   let supply = rules.initialSupplyAvax * NANO;
+
+  const post = postings.add;
 
   // ---- the event queue: a binary heap on (time, seq) ----
   const heap: Queued[] = [];
@@ -112,6 +327,8 @@ export function createLedger(o: LedgerOptions): Ledger {
       i = up;
     }
   };
+  /** Events that may write a C-Chain transaction run on the C-Chain's block times. */
+  const onCChainBlock = (time: number) => cChain.timeOf(cChain.blockAt(time));
   const pop = (): Queued => {
     const top = heap[0] as Queued;
     const last = heap.pop() as Queued;
@@ -132,39 +349,36 @@ export function createLedger(o: LedgerOptions): Ledger {
   };
 
   // ---- transactions and outputs ----
-  const begin = (chain: PrimaryChain, type: string, time: number): TxRec => {
-    const index = txs[chain].length;
-    const block =
-      chain === 'p'
-        ? blocks.length
-        : chain === 'x'
-          ? vertices.length
-          : C_CHAIN_FIRST_HEIGHT + Math.floor((time - genesis) / 2);
-    return {
-      chain,
-      index,
-      hash: idOf(seed, network, 'tx', chain, index),
-      type,
-      time,
-      block,
-      blockHash: '',
-      consumed: [],
-      emitted: [],
-      burned: 0n,
-      parties: [],
-    };
+  const begin = (chain: PrimaryChain, type: string, time: number): Tx => {
+    const block = chain === 'p' ? blocks.length : chain === 'x' ? vertices.length : cChain.blockAt(time);
+    return new Tx(ids, chain, txs[chain].length, type, time, block);
+  };
+
+  /** The indexes an output belongs to: its address's on its home chain, and its home chain's. */
+  const indexesOf = (u: UtxoRec) => {
+    const found = [];
+    for (const key of [u.addresses[0] as string, '*']) {
+      const index = utxoIndexes[u.consumedOn].get(key);
+      if (index) found.push(index);
+    }
+    return found;
   };
 
   const spend = (tx: TxRec, taken: UtxoRec[]) => {
     for (const u of taken) {
-      u.spent = { txHash: tx.hash, at: tx.time, block: tx.block };
+      u.spent = new SpendOf(tx);
       tx.consumed.push(u);
+      for (const index of indexesOf(u)) {
+        index.unspentBySeq.delete(u);
+        index.unspentByAmount.delete(u);
+        index.spentLog.push(u);
+      }
     }
   };
 
   /** Takes the oldest spendable outputs of `address` on `chain` worth at least `need`; undefined if short. */
   const take = (chain: PrimaryChain, address: string, need: bigint): UtxoRec[] | undefined => {
-    const pool = spendable.get(`${chain}:${address}`) ?? [];
+    const pool = spendable[chain].get(address) ?? [];
     let sum = 0n;
     let n = 0;
     while (sum < need && n < pool.length) sum += (pool[n++] as UtxoRec).amount;
@@ -173,45 +387,57 @@ export function createLedger(o: LedgerOptions): Ledger {
   const sum = (list: readonly UtxoRec[]) => list.reduce((s, u) => s + u.amount, 0n);
 
   const out = (
-    tx: TxRec,
+    tx: Tx,
     home: PrimaryChain,
     address: string,
     amount: bigint,
-    extra: Partial<Pick<UtxoRec, 'type' | 'stake' | 'rewardType' | 'txHash' | 'outputIndex'>> = {},
+    extra: {
+      type?: UtxoRec['type'];
+      stake?: UtxoRec['stake'];
+      rewardType?: UtxoRec['rewardType'];
+      origin?: Tx;
+      outputIndex?: number;
+    } = {},
   ): UtxoRec => {
-    const txHash = extra.txHash ?? tx.hash;
-    const outputIndex = extra.outputIndex ?? tx.emitted.length;
-    const u: UtxoRec = {
-      id: idOf(seed, network, 'utxo', txHash, outputIndex),
-      seq: utxoSeq++,
-      txHash,
-      outputIndex,
-      createdOn: tx.chain,
-      consumedOn: home,
-      addresses: [address],
+    const u = new Utxo(
+      utxoSeq++,
+      extra.origin ?? tx,
+      extra.outputIndex ?? tx.emitted.length,
+      tx.chain,
+      home,
+      [address],
       amount,
-      createdAt: tx.time,
-      block: tx.block,
-      type: extra.type ?? 'TRANSFER',
-      ...(extra.stake ? { stake: extra.stake } : {}),
-      ...(extra.rewardType ? { rewardType: extra.rewardType } : {}),
-    };
+      tx.time,
+      tx.block,
+      extra.type ?? 'TRANSFER',
+    );
+    if (extra.stake) u.stake = extra.stake;
+    if (extra.rewardType) u.rewardType = extra.rewardType;
     tx.emitted.push(u);
     utxos[home].push(u);
-    listOf(utxoIndex, `${home}:${address}`).push(u);
-    if (u.type === 'TRANSFER' && home === tx.chain) listOf(spendable, `${home}:${address}`).push(u);
+    listOf(utxoLists[home], address).push(u);
+    for (const index of indexesOf(u)) {
+      index.unspentBySeq.insert(u);
+      index.unspentByAmount.insert(u);
+      index.allByAmount.insert(u);
+    }
+    if (u.type === 'TRANSFER' && home === tx.chain) listOf(spendable[home], address).push(u);
     return u;
   };
 
-  const commit = (tx: TxRec): TxRec => {
+  const commit = (tx: Tx): TxRec => {
     const parties = new Set(tx.parties);
-    for (const u of [...tx.consumed, ...tx.emitted]) for (const a of u.addresses) parties.add(a);
-    for (const leg of [...(tx.evmInputs ?? []), ...(tx.evmOutputs ?? [])]) parties.add(leg.address);
+    for (const u of tx.consumed) for (const a of u.addresses) parties.add(a);
+    for (const u of tx.emitted) for (const a of u.addresses) parties.add(a);
+    for (const leg of tx.evmInputs ?? []) parties.add(leg.address);
+    for (const leg of tx.evmOutputs ?? []) parties.add(leg.address);
     tx.parties = [...parties];
     for (const a of tx.parties) {
-      const list = listOf(txIndex, `${tx.chain}:${a}`);
-      if (list.at(-1) !== tx.index) list.push(tx.index);
+      post(postingKey.tx(tx.chain, a, '*'), tx.index);
+      post(postingKey.tx(tx.chain, a, tx.type), tx.index);
     }
+    post(postingKey.tx(tx.chain, '*', tx.type), tx.index);
+    for (const v of tx.l1?.validators ?? []) post(postingKey.validation(v.validationId), tx.index);
     txs[tx.chain].push(tx);
     if (tx.chain === 'p') {
       const proposal = tx.type === 'RewardValidatorTx';
@@ -230,75 +456,92 @@ export function createLedger(o: LedgerOptions): Ledger {
       vertices.push(v);
       tx.blockHash = v.hash;
     } else {
-      tx.blockHash = `0x${digest(seed, network, 'c-block', tx.block).toString('hex')}`;
+      tx.blockHash = cChain.hashOf(tx.block);
     }
     return tx;
   };
 
-  const activeL1At = (t: number) => l1Validators.filter((v) => v.registeredAt <= t && l1Balance(v, t) > 0n);
-
-  const addBlock = (time: number, blockTxs: TxRec[], type: BlockType) => {
+  const addBlock = (time: number, blockTxs: Tx[], type: BlockType) => {
     const height = blocks.length;
-    const parent = blocks.at(-1)?.hash ?? cb58Encode(Buffer.alloc(32));
-    const bytes = encodeBlock(type, parent, height, time, blockTxs);
-    const hash = cb58Encode(createHash('sha256').update(bytes).digest());
-    const active = activeL1At(time);
+    const bytes = blockBytes(
+      type,
+      lastBlockHash,
+      height,
+      time,
+      blockTxs.map((tx) => tx.hashBytes()),
+    );
+    const hashBytes = createHash('sha256').update(bytes).digest();
+    const hash = cb58Encode(hashBytes);
+    let active = 0;
+    let fees = 0;
+    for (let k = 0; k < l1Validators.length; k++)
+      if ((l1Validators[k] as L1ValidatorRec).registeredAt <= time && time < (l1EmptyAt[k] as number)) {
+        active++;
+        fees += (time - (l1Validators[k] as L1ValidatorRec).registeredAt) * Number(L1_FEE_PER_SECOND);
+      }
+    const proposer = proposerAt(time, height);
     const block: PBlock = {
       height,
       hash,
-      parent,
+      parent: blocks.at(-1)?.hash ?? cb58Encode(Buffer.alloc(32)),
       time,
       type,
       txs: blockTxs,
-      proposer: proposerAt(time, height),
+      proposer,
       supply,
-      activeL1Validators: active.length,
-      l1AccruedFees: active.reduce((s, v) => s + (time - v.registeredAt) * Number(L1_FEE_PER_SECOND), 0),
+      activeL1Validators: active,
+      l1AccruedFees: fees,
       size: bytes.length,
     };
     for (const tx of blockTxs) tx.blockHash = hash;
     blocks.push(block);
     blocksByHash.set(hash, block);
+    post(postingKey.proposer(proposer), height);
+    lastBlockHash = hashBytes;
   };
 
   const currentPeriod = (node: NodeInfo, t: number): StakeRec | undefined => {
     const s = periods.get(node.nodeId)?.at(-1);
     return s && s.start <= t && t < s.end ? s : undefined;
   };
+  /** A node validating at `t`, picked by the height's hash (any node when none validates). */
   const proposerAt = (t: number, height: number): string => {
-    const active = nodes.filter((n) => currentPeriod(n, t));
-    const pool = active.length > 0 ? active : nodes;
-    return (pool[hash32(seed, height, 7) % pool.length] as NodeInfo).nodeId;
+    const first = hash32(seed, height, 7) % nodes.length;
+    for (let k = 0; k < nodes.length; k++) {
+      const node = nodes[(first + k) % nodes.length] as NodeInfo;
+      if (currentPeriod(node, t)) return node.nodeId;
+    }
+    return (nodes[first] as NodeInfo).nodeId;
   };
 
   /** A BaseTx from the faucet (outside the wallet pool) that funds `address`. */
   const fund = (chain: 'p' | 'x', address: string, amount: bigint, time: number) => {
     const tx = begin(chain, 'BaseTx', time);
-    const faucet: UtxoRec = {
-      id: idOf(seed, network, 'faucet-utxo', chain, tx.index),
-      seq: utxoSeq++,
-      txHash: idOf(seed, network, 'genesis', chain),
-      outputIndex: tx.index,
-      createdOn: chain,
-      consumedOn: chain,
-      addresses: [faucetAddress],
-      amount: amount + TX_FEE,
-      createdAt: genesis,
-      block: 0,
-      type: 'TRANSFER',
-    };
-    spend(tx, [faucet]);
+    const faucet = new FaucetUtxo(
+      utxoSeq++,
+      tx,
+      tx.index,
+      chain,
+      chain,
+      [faucetAddress],
+      amount + TX_FEE,
+      genesis,
+      0,
+      'TRANSFER',
+    );
+    faucet.spent = new SpendOf(tx);
+    tx.consumed.push(faucet);
     out(tx, chain, address, amount);
     tx.burned = TX_FEE;
     commit(tx);
   };
   /** Tops `address` up from the faucet when it holds less than `need` on the P-Chain. */
   const ensure = (address: string, need: bigint, time: number) => {
-    if (sum(spendable.get(`p:${address}`) ?? []) < need) fund('p', address, need * 2n, time);
+    if (sum(spendable.p.get(address) ?? []) < need) fund('p', address, need * 2n, time);
   };
 
   /** Pays `amount` plus the fee from `address` on `chain` (change back to it); undefined if short. */
-  const pay = (tx: TxRec, address: string, amount: bigint): boolean => {
+  const pay = (tx: Tx, address: string, amount: bigint): boolean => {
     const taken = take(tx.chain, address, amount + TX_FEE);
     if (!taken) return false;
     spend(tx, taken);
@@ -332,6 +575,7 @@ export function createLedger(o: LedgerOptions): Ledger {
       rewardAddresses: [node.owner],
       potentialReward: reward(amount, start, end),
       rewardUtxos: [],
+      delegators: [],
       ...(node.legacyTx ? {} : { signer: node.signer }),
     };
     out(tx, 'p', node.owner, amount, { type: 'STAKE', stake: { start, end } });
@@ -363,11 +607,18 @@ export function createLedger(o: LedgerOptions): Ledger {
       if (amount <= 0n) return;
       const u = out(tx, 'p', address, amount, {
         rewardType,
-        txHash: stake.tx.hash,
+        origin: stake.tx as Tx,
         outputIndex: base + stake.rewardUtxos.length,
       });
       stake.rewardUtxos.push(u);
+      const position = rewards.length;
       rewards.push({ utxo: u, stake });
+      for (const [a, n] of [
+        [address, '*'],
+        ['*', stake.nodeId],
+        [address, stake.nodeId],
+      ] as const)
+        post(postingKey.reward(a, n), position);
       supply += amount;
     };
     if (stake.kind === 'validator')
@@ -379,7 +630,7 @@ export function createLedger(o: LedgerOptions): Ledger {
     }
     // The stake comes back spendable when its period closes.
     for (const u of stake.tx.emitted)
-      if (u.type === 'STAKE') listOf(spendable, `p:${u.addresses[0]}`).push(u);
+      if (u.type === 'STAKE') listOf(spendable.p, u.addresses[0] as string).push(u);
     tx.parties.push(...stake.rewardAddresses);
     commit(tx);
     if (stake.kind === 'validator') {
@@ -395,7 +646,7 @@ export function createLedger(o: LedgerOptions): Ledger {
 
   const delegate = (time: number, r: Rng) => {
     const wallet = r.pick(wallets);
-    const start = time + r.int(6 * 3600, 36 * 3600);
+    const start = time + r.int(6 * 3600, DELEGATION_LEAD_MAX_SECONDS);
     const candidates = nodes
       .map((n) => periods.get(n.nodeId)?.at(-1))
       .filter((s): s is StakeRec => !!s && s.start <= start && s.end >= start + DAY);
@@ -427,6 +678,15 @@ export function createLedger(o: LedgerOptions): Ledger {
     tx.stake = stake;
     commit(tx);
     stakes.push(stake);
+    validator.delegators?.push(stake);
+    const position = delegations.length;
+    delegations.push(stake);
+    for (const [a, n] of [
+      [wallet.address, '*'],
+      ['*', stake.nodeId],
+      [wallet.address, stake.nodeId],
+    ] as const)
+      post(postingKey.delegation(a, n), position);
     push(end, { kind: 'reward', stake });
   };
 
@@ -461,7 +721,8 @@ export function createLedger(o: LedgerOptions): Ledger {
     const exported = out(tx, to, wallet.address, amount);
     commit(tx);
     const delay = r.chance(0.7) ? r.int(30, 3600) : r.int(DAY, 3 * DAY);
-    push(time + delay, { kind: 'import', utxo: exported, owner: wallet });
+    const at = time + delay;
+    push(to === 'c' ? onCChainBlock(at) : at, { kind: 'import', utxo: exported, owner: wallet });
   };
 
   const importUtxo = (time: number, u: UtxoRec, wallet: Wallet) => {
@@ -475,30 +736,33 @@ export function createLedger(o: LedgerOptions): Ledger {
     commit(tx);
   };
 
-  /** The L1 and permissioned-subnet lifecycle: subnets, chains, conversion, registrations, top-ups. */
+  // ---- subnets, chains and the L1 ----
+  const createSubnet = (time: number, chain: EvmChainInfo) => {
+    ensure(owner.address, TX_FEE, time);
+    const tx = begin('p', 'CreateSubnetTx', time);
+    tx.subnetId = chain.subnetId;
+    pay(tx, owner.address, 0n);
+    created.set(chain.subnetId, time);
+    commit(tx);
+  };
+  const createChain = (time: number, chain: EvmChainInfo) => {
+    ensure(owner.address, TX_FEE, time);
+    const tx = begin('p', 'CreateChainTx', time);
+    tx.subnetId = chain.subnetId;
+    tx.blockchain = {
+      id: chain.blockchainId,
+      name: chain.name,
+      vmId: chain.vmId,
+      evmChainId: chain.evmChainId,
+    };
+    pay(tx, owner.address, 0n);
+    created.set(chain.blockchainId, time);
+    commit(tx);
+  };
+
+  /** The L1's validator set: its conversion, then registrations and balance top-ups every few days. */
   const l1Step = (time: number, step: number) => {
     const r = rng(seed, network, 'l1', step);
-    ensure(owner.address, TX_FEE, time);
-    const chainTx = (chain: EvmChainInfo) => {
-      const tx = begin('p', 'CreateChainTx', time);
-      tx.subnetId = chain.subnetId;
-      tx.blockchain = {
-        id: chain.blockchainId,
-        name: chain.name,
-        vmId: chain.vmId,
-        evmChainId: chain.evmChainId,
-      };
-      pay(tx, owner.address, 0n);
-      created.set(chain.blockchainId, time);
-      commit(tx);
-    };
-    const subnetTx = (chain: EvmChainInfo) => {
-      const tx = begin('p', 'CreateSubnetTx', time);
-      tx.subnetId = chain.subnetId;
-      pay(tx, owner.address, 0n);
-      created.set(chain.subnetId, time);
-      commit(tx);
-    };
     const newL1Validator = (k: number): L1ValidatorRec => {
       const v = rng(seed, network, 'l1-validator', k);
       const id = digest(seed, network, 'validation', k);
@@ -515,67 +779,70 @@ export function createLedger(o: LedgerOptions): Ledger {
       };
       return withBlsSigner(fields, lazyBlsSigner(seed, network, 'l1-validator', k));
     };
+    const register = (vals: L1ValidatorRec[]) => {
+      for (const v of vals) {
+        l1Validators.push(v);
+        l1EmptyAt.push(v.registeredAt);
+      }
+    };
     const l1Tx = (type: string, vals: L1ValidatorRec[], deposit: bigint, change = false) => {
       ensure(owner.address, deposit * BigInt(vals.length) + TX_FEE, time);
       const tx = begin('p', type, time);
       tx.subnetId = l1Chain.subnetId;
       pay(tx, owner.address, deposit * BigInt(vals.length));
-      for (const v of vals) v.deposits.push({ at: time, amount: deposit, txHash: tx.hash });
+      for (const v of vals) {
+        v.deposits.push({ at: time, amount: deposit, txHash: tx.hash });
+        const total = v.deposits.reduce((s, d) => s + d.amount, 0n);
+        l1EmptyAt[l1Validators.indexOf(v)] =
+          v.registeredAt + Number((total + L1_FEE_PER_SECOND - 1n) / L1_FEE_PER_SECOND);
+      }
       tx.l1 = { validators: vals, ...(change ? { balanceChange: deposit } : {}) };
       tx.l1Burned = deposit * BigInt(vals.length);
       return tx;
     };
-    switch (step) {
-      case 0:
-        subnetTx(permissioned);
-        break;
-      case 1:
-        chainTx(permissioned);
-        break;
-      case 2:
-        subnetTx(l1Chain);
-        break;
-      case 3:
-        chainTx(l1Chain);
-        break;
-      case 4: {
-        const vals = Array.from({ length: INITIAL_L1_VALIDATORS }, (_, k) => newL1Validator(k));
-        const tx = l1Tx('ConvertSubnetToL1Tx', vals, avax(network === 'mainnet' ? 10 : 5));
-        tx.l1 = {
-          ...tx.l1,
-          validators: vals,
-          managerAddress: `0x${digest(seed, network, 'manager').subarray(0, 20).toString('hex')}`,
-          chainId: l1Chain.blockchainId,
-        } as TxRec['l1'];
-        l1Validators.push(...vals);
-        commit(tx);
-        break;
-      }
-      default: {
-        // Every fourth step registers a validator; the others top one up.
-        if (step % 4 === 1) {
-          const v = newL1Validator(l1Validators.length);
-          l1Validators.push(v);
-          commit(l1Tx('RegisterL1ValidatorTx', [v], avax(network === 'mainnet' ? 8 : 4)));
-        } else {
-          const v = r.pick(l1Validators);
-          commit(l1Tx('IncreaseL1ValidatorBalanceTx', [v], avax(r.int(1, 4)), true));
-        }
-      }
+    if (step < FIRST_L1_STEP) {
+      const vals = Array.from({ length: INITIAL_L1_VALIDATORS }, (_, k) => newL1Validator(k));
+      register(vals);
+      const tx = l1Tx('ConvertSubnetToL1Tx', vals, avax(network === 'mainnet' ? 10 : 5));
+      tx.l1 = {
+        ...tx.l1,
+        validators: vals,
+        managerAddress: `0x${digest(seed, network, 'manager').subarray(0, 20).toString('hex')}`,
+        chainId: l1Chain.blockchainId,
+      } as TxRec['l1'];
+      commit(tx);
+    } else if (step % 4 === 1) {
+      // Every fourth step registers a validator; the others top one up.
+      const v = newL1Validator(l1Validators.length);
+      register([v]);
+      commit(l1Tx('RegisterL1ValidatorTx', [v], avax(network === 'mainnet' ? 8 : 4)));
+    } else {
+      const v = r.pick(l1Validators);
+      commit(l1Tx('IncreaseL1ValidatorBalanceTx', [v], avax(r.int(1, 4)), true));
     }
-    const next = step < 4 ? time + 3600 : time + r.int(2 * DAY, 6 * DAY);
-    push(next, { kind: 'l1', step: step + 1 });
+    push(time + r.int(2 * DAY, 6 * DAY), { kind: 'l1', step: Math.max(step, FIRST_L1_STEP - 1) + 1 });
   };
 
   const run = (q: Queued) => {
     const e = q.event;
     switch (e.kind) {
+      case 'fund':
+        return fund(
+          e.chain,
+          e.wallet.address,
+          avax(rules.walletFundingAvax / (e.chain === 'p' ? 1 : 4)),
+          q.time,
+        );
       case 'validator':
         return stakeValidator(q.time, e.node, e.round);
       case 'reward':
         return closePeriod(q.time, e.stake);
       case 'import':
         return importUtxo(q.time, e.utxo, e.owner);
+      case 'subnet':
+        return createSubnet(q.time, e.chain);
+      case 'chain':
+        return createChain(q.time, e.chain);
       case 'l1':
         return l1Step(q.time, e.step);
       default: {
@@ -594,21 +861,30 @@ export function createLedger(o: LedgerOptions): Ledger {
     for (let slot = 0; slot < o.sizes.delegationsPerDay; slot++)
       push(dayStart + slot * interval + r.int(0, interval >> 1), { kind: 'delegate', day, slot });
     const spread = (kind: 'pTransfer' | 'xTransfer' | 'atomic', count: number) => {
-      for (let slot = 0; slot < count; slot++) push(dayStart + r.int(0, DAY - 1), { kind, day, slot });
+      for (let slot = 0; slot < count; slot++) {
+        const at = dayStart + r.int(0, DAY - 1);
+        push(kind === 'atomic' ? onCChainBlock(at) : at, { kind, day, slot });
+      }
     };
     spread('pTransfer', o.sizes.pTransfersPerDay);
     spread('xTransfer', o.sizes.xTransfersPerDay);
     spread('atomic', o.sizes.atomicPerDay);
   };
 
-  // Genesis: block 0, every wallet funded on P and X, nodes' first stakes and the subnet lifecycle queued.
+  // Genesis: block 0; every wallet's funding, the nodes' first stakes and the subnets' and L1's lifecycle
+  // all go through the queue, so every chain's history is in time order.
   addBlock(genesis, [], 'BanffStandardBlock');
   for (const w of wallets) {
-    fund('p', w.address, avax(rules.walletFundingAvax), genesis + 60 + w.index * 60);
-    fund('x', w.address, avax(rules.walletFundingAvax / 4), genesis + 90 + w.index * 60);
+    push(genesis + 60 + w.index * 60, { kind: 'fund', chain: 'p', wallet: w });
+    push(genesis + 90 + w.index * 60, { kind: 'fund', chain: 'x', wallet: w });
   }
   for (const node of nodes) push(genesis + 1800 + node.joinOffset, { kind: 'validator', node, round: 0 });
-  push(genesis + 3600, { kind: 'l1', step: 0 });
+  for (const chain of [l1Chain, permissioned]) {
+    const at = genesis + chain.createdAfterGenesis;
+    push(Math.max(genesis + 1, at - SUBNET_LEAD_SECONDS), { kind: 'subnet', chain });
+    push(at, { kind: 'chain', chain });
+  }
+  push(genesis + l1Chain.createdAfterGenesis + CONVERT_AFTER_SECONDS, { kind: 'l1', step: 0 });
   let nextDay = 0;
 
   return {
@@ -617,11 +893,32 @@ export function createLedger(o: LedgerOptions): Ledger {
     blocks,
     vertices,
     stakes,
+    delegations,
     rewards,
     l1Validators,
     created,
-    txIndexesOf: (address, chain) => txIndex.get(`${chain}:${address}`) ?? [],
-    utxosOf: (address, chain) => utxoIndex.get(`${chain}:${address}`) ?? [],
+    postings: postings.get,
+    utxosOf: (address, chain) => utxoLists[chain].get(address) ?? [],
+    utxoIndex(chain, address) {
+      const key = address ?? '*';
+      let index = utxoIndexes[chain].get(key);
+      if (!index) {
+        const all = address === undefined ? utxos[chain] : listOf(utxoLists[chain], key);
+        const unspent = all.filter((u) => !u.spent);
+        index = {
+          all,
+          unspentBySeq: createSortedList(bySeq, unspent),
+          unspentByAmount: createSortedList(byAmount, unspent),
+          allByAmount: createSortedList(byAmount, all),
+          // Spends are in time order; a transaction's inputs in their order within it.
+          spentLog: all
+            .filter((u) => u.spent)
+            .sort((a, b) => spentAt(a) - spentAt(b) || spentOrder(a) - spentOrder(b)),
+        };
+        utxoIndexes[chain].set(key, index);
+      }
+      return index;
+    },
     periodsOf: (nodeId) => periods.get(nodeId) ?? [],
     blockByHash: (hash) => blocksByHash.get(hash),
     extendTo(t) {
@@ -634,6 +931,14 @@ export function createLedger(o: LedgerOptions): Ledger {
     },
   };
 }
+
+const spentAt = (u: UtxoRec): number => (u.spent as Spend).at;
+
+/** Where a spent output's spend sits among all spends: its transaction's chain position, then its input. */
+const spentOrder = (u: UtxoRec): number => {
+  const tx = (u.spent as SpendOf).tx;
+  return tx.index * 1024 + tx.consumed.indexOf(u);
+};
 
 /** An L1 validator's remaining balance at `t`: its deposits so far less the continuous fee. */
 export function l1Balance(v: L1ValidatorRec, t: number): bigint {
@@ -650,15 +955,25 @@ export function encodeBlock(
   time: number,
   txs: readonly TxRec[],
 ): Buffer {
+  return blockBytes(
+    type,
+    cb58Decode(parent) ?? Buffer.alloc(32),
+    height,
+    time,
+    txs.map((tx) => cb58Decode(tx.hash) ?? Buffer.alloc(32)),
+  );
+}
+
+function blockBytes(type: BlockType, parent: Buffer, height: number, time: number, txIds: Buffer[]): Buffer {
   const typeId = { BanffProposalBlock: 29, BanffCommitBlock: 31, BanffStandardBlock: 32 }[type];
   const head = Buffer.alloc(2 + 4 + 8 + 32 + 8 + 4);
   head.writeUInt16BE(0, 0);
   head.writeUInt32BE(typeId, 2);
   head.writeBigUInt64BE(BigInt(time), 6);
-  (cb58Decode(parent) ?? Buffer.alloc(32)).copy(head, 14);
+  parent.copy(head, 14);
   head.writeBigUInt64BE(BigInt(height), 46);
-  head.writeUInt32BE(txs.length, 54);
-  return Buffer.concat([head, ...txs.map((tx) => cb58Decode(tx.hash) ?? Buffer.alloc(32))]);
+  head.writeUInt32BE(txIds.length, 54);
+  return Buffer.concat([head, ...txIds]);
 }
 
 function listOf<T>(map: Map<string, T[]>, key: string): T[] {

@@ -4,9 +4,9 @@ export type RewardType = 'VALIDATOR' | 'DELEGATOR' | 'VALIDATOR_FEE';
 
 /** A spend of a UTXO: the consuming transaction and when it was accepted. */
 export interface Spend {
-  txHash: string;
-  at: number;
-  block: number;
+  readonly txHash: string;
+  readonly at: number;
+  readonly block: number;
 }
 
 /**
@@ -14,10 +14,11 @@ export interface Spend {
  * `createdOn` set to the exporting chain and sits in the home chain's atomic memory until imported.
  */
 export interface UtxoRec {
-  id: string;
+  /** Derived from txHash and outputIndex when first read (ids are most of a record's cost). */
+  readonly id: string;
   /** Creation order across the network: the tie-breaker of every UTXO ordering. */
   seq: number;
-  txHash: string;
+  readonly txHash: string;
   outputIndex: number;
   createdOn: PrimaryChain;
   consumedOn: PrimaryChain;
@@ -45,6 +46,8 @@ export interface StakeRec {
   potentialReward: bigint;
   /** The validator a delegation is made to. */
   validator?: StakeRec;
+  /** A validation's delegations, in acceptance order. */
+  delegators?: StakeRec[];
   rewardTx?: TxRec;
   rewardUtxos: UtxoRec[];
   /** BLS key of a permissionless validator. */
@@ -78,7 +81,8 @@ export interface TxRec {
   chain: PrimaryChain;
   /** Position in its chain's listing: transactions are appended in time order. */
   index: number;
-  hash: string;
+  /** Derived from (chain, index) when first read. */
+  readonly hash: string;
   type: string;
   time: number;
   /** P-Chain block height, X-Chain vertex height or C-Chain block height. */
