@@ -1,13 +1,13 @@
 import type { CommandModule } from 'yargs';
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
-import { createLogger } from '../extract/log.ts';
+import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
 import { LakeCorruptError, LockHeldError } from '../load/index.ts';
 import { EXIT } from './exit.ts';
 import { VERSION } from './version.ts';
 
-interface ExtractArgs extends ExtractFlags {
+export interface ExtractArgs extends ExtractFlags {
   json?: boolean;
   logFormat?: 'json' | 'pretty';
   quiet?: boolean;
@@ -120,9 +120,37 @@ export async function extract(
   args: ExtractArgs,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
-  let config: Awaited<ReturnType<typeof resolveExtractConfig>>;
+  const config = await resolveOrReport(args, env);
+  if (typeof config === 'number') return config;
+  const output = outputOf(args, config);
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
-    config = await resolveExtractConfig(args, env);
+    const { code, summary } = await extractWith(config, output, interrupt.signal);
+    output.close();
+    if (summary)
+      process.stdout.write(
+        redactorOf(config)(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`),
+      );
+    return code;
+  } finally {
+    output.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+export type ExtractConfig = Awaited<ReturnType<typeof resolveExtractConfig>>;
+
+/** The resolved configuration, or exit 2 with the one-line reason on stderr. */
+export async function resolveOrReport(
+  args: ExtractFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<ExtractConfig | number> {
+  try {
+    return await resolveExtractConfig(args, env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`avalake: ${error.message}\n`);
@@ -130,23 +158,38 @@ export async function extract(
     }
     throw error;
   }
-  const log = createLogger({
+}
+
+/** Logs and progress on stderr: live on a terminal, one line per event elsewhere; the key masked. */
+export function outputOf(
+  args: Pick<ExtractArgs, 'logFormat' | 'quiet' | 'verbose'>,
+  config: ExtractConfig,
+): RunOutput {
+  return createRunOutput({
     format: args.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
     quiet: args.quiet ?? false,
     verbose: args.verbose ?? false,
     secrets: config.apiKey ? [config.apiKey] : [],
+    live: process.stderr.isTTY === true,
   });
+}
+
+export const redactorOf = (config: ExtractConfig) => (text: string) =>
+  config.apiKey ? text.split(config.apiKey).join('[redacted]') : text;
+
+/** One extract run of a resolved configuration: its exit code, and its summary when it ran. */
+export async function extractWith(
+  config: ExtractConfig,
+  output: RunOutput,
+  signal: AbortSignal,
+): Promise<{ code: number; summary?: RunSummary }> {
   const http = createHttpClient({
     userAgent: `avalake/${VERSION}`,
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
     keyedOrigins: [new URL(config.pipeline.urls.data).origin],
     connectionsPerHost: Math.max(2, config.pipeline.concurrency),
   });
-  const redact = (text: string) => (config.apiKey ? text.split(config.apiKey).join('[redacted]') : text);
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const redact = redactorOf(config);
   try {
     const summary = await runExtract({
       pipeline: config.pipeline,
@@ -155,32 +198,30 @@ export async function extract(
       http,
       fullRefresh: config.fullRefresh,
       wait: config.wait,
-      log,
-      signal: interrupt.signal,
+      log: output.log,
+      progress: output.progress,
+      signal,
       ...(config.retries !== undefined ? { retries: config.retries } : {}),
     });
-    process.stdout.write(redact(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`));
-    return exitCodeOf(summary);
+    return { code: exitCodeOf(summary), summary };
   } catch (error) {
     if (error instanceof LockHeldError) {
       process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.locked;
+      return { code: EXIT.locked };
     }
     if (error instanceof LakeCorruptError) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
-      return EXIT.failed;
+      return { code: EXIT.failed };
     }
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
       process.stderr.write(
         `avalake: the data directory ${config.dataDir} is not writable (${code}); choose another with --data-dir\n`,
       );
-      return EXIT.usage;
+      return { code: EXIT.usage };
     }
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     await http.close();
   }
 }

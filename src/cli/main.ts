@@ -8,6 +8,8 @@ import { UsageError } from './errors.ts';
 import { EXIT } from './exit.ts';
 import { exportCommand } from './export.ts';
 import { extractCommand } from './extract.ts';
+import { reportCommand } from './report.ts';
+import { runCommand } from './run.ts';
 import { sqlCommand } from './sql.ts';
 import { statusCommand } from './status.ts';
 import { testCommand } from './test.ts';
@@ -22,8 +24,10 @@ await yargs(hideBin(process.argv))
   .command(extractCommand)
   .command(buildCommand)
   .command(testCommand)
+  .command(runCommand)
   .command(exportCommand)
   .command(sqlCommand)
+  .command(reportCommand)
   .command(docsCommand)
   .command(statusCommand)
   .command(emulatorCommand)

@@ -7,6 +7,7 @@ import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { Pipeline } from './pipeline.ts';
+import { expectedPages, type ProgressSink } from './progress.ts';
 import { SNAPSHOT_AT, walkOf } from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
 
@@ -27,6 +28,8 @@ export interface ExtractOptions {
   /** Longest wait for a rate-limit window before it counts as a spent quota. */
   maxRateWaitMs?: number;
   fetcher?: Fetcher;
+  /** Pages, rows and retries per partition as they happen (the live display, or debug log lines). */
+  progress?: ProgressSink;
 }
 
 export type PartitionStatus = 'done' | 'failed' | 'quota' | 'interrupted';
@@ -56,6 +59,7 @@ export interface RunSummary {
 /** Extracts every (stream, partition) of the plan into the lake, `pipeline.concurrency` at a time. */
 export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   const log = options.log ?? silentLogger;
+  const progress = options.progress ?? (() => {});
   const lake = await openLake({ dataDir: options.dataDir, lock: { wait: options.wait ?? false } });
   try {
     const recovery = lake.recovery;
@@ -69,6 +73,8 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           const key = `${event.stream}\n${event.partition}`;
           retries.set(key, (retries.get(key) ?? 0) + 1);
           log({ level: 'warn', msg: 'retrying', ...event });
+          const at = { stream: String(event.stream), partition: String(event.partition) };
+          progress({ kind: 'retry', at: Date.now(), ...at, retries: retries.get(key) ?? 0 });
         },
       });
     const budgets = new Map<string, RateBudget>();
@@ -100,6 +106,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       }))
       .sort((a, b) => Number(b.unfinished) - Number(a.unfinished))
       .map(({ item }) => item);
+    const planned: Record<string, number> = {};
+    for (const { stream } of work) planned[stream.name] = (planned[stream.name] ?? 0) + 1;
+    progress({ kind: 'plan', at: Date.now(), partitions: planned });
     const results: PartitionSummary[] = [];
     let next = 0;
     const worker = async () => {
@@ -110,6 +119,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           lake,
           options,
           log,
+          progress,
           signal: stop.signal,
           runStartedAt,
           retriesOf: () => retries.get(`${item.stream.name}\n${JSON.stringify(item.partition)}`) ?? 0,
@@ -157,6 +167,7 @@ interface PartitionWork {
   lake: Lake;
   options: ExtractOptions;
   log: Logger;
+  progress: ProgressSink;
   signal: AbortSignal;
   /** One time for the whole run: every snapshot it takes is stamped with it, so they line up. */
   runStartedAt: number;
@@ -174,10 +185,17 @@ async function extractPartition(work: PartitionWork) {
       : stream.schema;
   const checkpoint = options.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
   let requests = 0;
+  let total: number | undefined;
   const counting = async (request: PageRequest, pageToken?: string) => {
     requests++;
-    return work.fetchPage(request, pageToken);
+    const answer = await work.fetchPage(request, pageToken);
+    if (requests === 1) total = expectedPages(stream, checkpoint, answer);
+    return answer;
   };
+  const at = { stream: stream.name, partition: JSON.stringify(partition) };
+  work.progress({ kind: 'start', at: Date.now(), ...at });
+  let fetched = 0;
+  let fetchedRejects = 0;
   const walk = walkOf(
     stream,
     { stream, pipeline: options.pipeline, partition, checkpoint, fetchPage: counting },
@@ -209,6 +227,18 @@ async function extractPartition(work: PartitionWork) {
     for await (const step of walk) {
       await flush.append(step.append);
       if (step.rejects.length > 0) await flush.reject(step.rejects);
+      fetched += step.append.length;
+      fetchedRejects += step.rejects.length;
+      work.progress({
+        kind: 'page',
+        at: Date.now(),
+        ...at,
+        pages: requests,
+        rows: fetched,
+        rejects: fetchedRejects,
+        retries: work.retriesOf(),
+        ...(total !== undefined ? { total } : {}),
+      });
       if (step.checkpoint === undefined) continue;
       lastCheckpoint = step.checkpoint;
       const due = flush.rows >= limits.rows || (Date.now() - flushStarted) / 1000 >= limits.seconds;
@@ -239,6 +269,16 @@ async function extractPartition(work: PartitionWork) {
     seconds,
     ...(status === 'failed' ? { error: (cause as Error).message } : {}),
   };
+  work.progress({
+    kind: 'end',
+    at: Date.now(),
+    ...at,
+    status,
+    pages: requests,
+    rows,
+    rejects,
+    retries: summary.retries,
+  });
   work.log({
     level: status === 'failed' ? 'error' : 'info',
     msg: `partition ${status}`,

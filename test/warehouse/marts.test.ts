@@ -48,7 +48,8 @@ describe('marts against the emulator truth', () => {
     }
     expect(snapshotTimes[0]).toBe(TEST_EPOCH);
     const built = await buildWarehouse({ dataDir: workspace.dataDir });
-    expect(built.skipped).toEqual([]);
+    // Staging models of streams this lake does not hold are skipped; every mart builds.
+    expect(built.skipped.filter((s) => !s.name.startsWith('stg_'))).toEqual([]);
   }, 60_000);
   afterAll(() => emulator?.close());
 

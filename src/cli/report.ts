@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { writeReport } from '../report/report.ts';
+import { EXIT } from './exit.ts';
+import { reportWarehouseError } from './sql.ts';
+
+interface ReportArgs {
+  dataDir?: string;
+  out?: string;
+  network?: string;
+}
+
+/** The whole command, returning its exit code. */
+export async function report(args: ReportArgs): Promise<number> {
+  const dataDir = args.dataDir ?? 'data';
+  try {
+    const summary = await writeReport({
+      dataDir,
+      out: args.out ?? join(dataDir, 'report.html'),
+      ...(args.network === undefined ? {} : { network: args.network }),
+    });
+    const empty = summary.charts.filter((c) => c.points === 0).map((c) => c.id);
+    process.stderr.write(
+      `avalake: wrote ${summary.path} (${summary.charts.length - empty.length} of ${summary.charts.length} charts with data${
+        empty.length > 0 ? `; none for ${empty.join(', ')}` : ''
+      })\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    return reportWarehouseError(error);
+  }
+}
+
+export const reportCommand: CommandModule<object, ReportArgs> = {
+  command: 'report',
+  describe: 'Write one self-contained HTML page of charts from the marts (reads the warehouse read-only)',
+  builder: (y) =>
+    y
+      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
+      .option('out', { type: 'string', describe: 'The HTML file to write (default: <data-dir>/report.html)' })
+      .option('network', {
+        type: 'string',
+        describe: 'mainnet or fuji, when the warehouse holds both (default: the only one, else mainnet)',
+      }),
+  handler: async (args) => {
+    process.exitCode = await report(args);
+  },
+};

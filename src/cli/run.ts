@@ -1,0 +1,319 @@
+import type { Argv, CommandModule } from 'yargs';
+import type { ProgressEvent } from '../extract/progress.ts';
+import type { RunSummary } from '../extract/run.ts';
+import { buildWarehouse } from '../warehouse/build.ts';
+import { WarehouseUsageError } from '../warehouse/sql.ts';
+import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
+import { EXIT } from './exit.ts';
+import {
+  type ExtractArgs,
+  extractCommand,
+  extractWith,
+  outputOf,
+  redactorOf,
+  resolveOrReport,
+} from './extract.ts';
+
+export interface RunArgs extends ExtractArgs {
+  maxAge?: string[];
+}
+
+/** One stream of the extract step, summed over its partitions; `seconds` is wall time, first start to last end. */
+export interface StreamReport {
+  partitions: number;
+  requests: number;
+  retries: number;
+  rows: number;
+  rejects: number;
+  seconds: number;
+  failed: number;
+  errors?: string[];
+}
+
+type StepStatus = 'ok' | 'failed' | 'not run';
+
+/** What `avalake run --json` prints: one object, whatever happened after the configuration was read. */
+export interface RunReport {
+  runId?: string;
+  pipeline: string;
+  dataDir: string;
+  /** The run as a whole: the extract's status, or `failed` when the build or the tests failed. */
+  status: RunSummary['status'] | 'locked';
+  exitCode: number;
+  /** The first step that failed, if any. */
+  failedStep?: 'extract' | 'build' | 'test';
+  startedAt: string;
+  seconds: number;
+  extract: {
+    status: RunSummary['status'] | 'locked' | 'error';
+    /** Which quota stopped the run and when it resets; the next run continues. */
+    quota?: string;
+    seconds: number;
+    streams: Record<string, StreamReport>;
+  };
+  build: {
+    status: StepStatus;
+    /** Why it did not run, or why it failed. */
+    reason?: string;
+    seconds: number;
+    warehouse?: string;
+    built: { name: string; materialized: string; rows?: number }[];
+    skipped: { name: string; reason: string }[];
+  };
+  test: {
+    status: StepStatus;
+    reason?: string;
+    seconds: number;
+    passed: string[];
+    failed: { name: string; status: 'fail' | 'error'; message: string }[];
+    skipped: { name: string; reason: string }[];
+  };
+}
+
+const since = (t: number) => Math.round((Date.now() - t) / 100) / 10;
+
+/**
+ * Extract, build, test, in that order: the entry for cron. Exit codes of DESIGN.md: configuration 2,
+ * lock 75, interrupted 130, extract failures 1 or 3 as `extract`; then a failed build or failed tests 1.
+ * A spent quota is a clean stop: the warehouse is still built and tested from what was committed.
+ */
+export async function run(args: RunArgs, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  let maxAge: MaxAge;
+  try {
+    maxAge = parseMaxAge(args.maxAge ?? []);
+  } catch (error) {
+    if (!(error instanceof WarehouseUsageError)) throw error;
+    process.stderr.write(`avalake: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  const config = await resolveOrReport(args, env);
+  if (typeof config === 'number') return config;
+  const redact = redactorOf(config);
+  const started = Date.now();
+  const report: RunReport = {
+    pipeline: config.pipelinePath,
+    dataDir: config.dataDir,
+    status: 'ok',
+    exitCode: EXIT.ok,
+    startedAt: new Date(started).toISOString(),
+    seconds: 0,
+    extract: { status: 'ok', seconds: 0, streams: {} },
+    build: { status: 'not run', seconds: 0, built: [], skipped: [] },
+    test: { status: 'not run', seconds: 0, passed: [], failed: [], skipped: [] },
+  };
+  const finish = (exitCode: number) => {
+    report.exitCode = exitCode;
+    report.seconds = since(started);
+    const text = args.json ? JSON.stringify(report) : formatRun(report);
+    process.stdout.write(redact(`${text}\n`));
+    return exitCode;
+  };
+
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const output = outputOf(args, config);
+  const { log } = output;
+  try {
+    // Wall time per stream, from its first partition's start to its last one's end.
+    const spans = new Map<string, { from: number; to: number }>();
+    const progress = (event: ProgressEvent) => {
+      if (event.kind === 'start' || event.kind === 'end') {
+        const span = spans.get(event.stream) ?? { from: event.at, to: event.at };
+        span.to = Math.max(span.to, event.at);
+        spans.set(event.stream, span);
+      }
+      output.progress(event);
+    };
+    const extractStarted = Date.now();
+    const { code, summary } = await extractWith(config, { ...output, progress }, interrupt.signal);
+    output.close();
+    report.extract.seconds = since(extractStarted);
+    if (!summary) {
+      report.extract.status = code === EXIT.locked ? 'locked' : 'error';
+      report.status = code === EXIT.locked ? 'locked' : 'failed';
+      report.failedStep = 'extract';
+      report.build.reason = report.test.reason = 'the extract did not run';
+      return finish(code);
+    }
+    report.runId = summary.runId;
+    report.status = report.extract.status = summary.status;
+    if (summary.quota) report.extract.quota = summary.quota;
+    report.extract.streams = streamReports(summary, spans);
+    if (summary.status === 'partial' || summary.status === 'failed') report.failedStep = 'extract';
+    if (summary.status === 'interrupted' || summary.status === 'failed') {
+      report.build.reason = report.test.reason =
+        summary.status === 'interrupted' ? 'interrupted' : 'every partition of the extract failed';
+      return finish(code);
+    }
+
+    const buildStarted = Date.now();
+    log({ msg: 'building the warehouse', dataDir: config.dataDir });
+    try {
+      const built = await buildWarehouse({ dataDir: config.dataDir });
+      report.build = {
+        status: 'ok',
+        seconds: since(buildStarted),
+        warehouse: built.path,
+        built: built.built.map(({ name, materialized, rows }) => ({
+          name,
+          materialized,
+          ...(rows !== undefined ? { rows } : {}),
+        })),
+        skipped: built.skipped,
+      };
+      log({
+        msg: 'built',
+        models: built.built.length,
+        skipped: built.skipped.length,
+        seconds: report.build.seconds,
+      });
+    } catch (error) {
+      const reason = (error as Error).message;
+      report.build = { ...report.build, status: 'failed', reason, seconds: since(buildStarted) };
+      report.test.reason = 'the build failed';
+      report.failedStep ??= 'build';
+      report.status = 'failed';
+      log({ level: 'error', msg: 'build failed', error: reason });
+      return finish(EXIT.failed);
+    }
+    // A build is atomic, so a signal during it waits for it; the tests are skipped.
+    if (interrupt.signal.aborted) {
+      report.status = 'interrupted';
+      report.test.reason = 'interrupted';
+      return finish(EXIT.interrupted);
+    }
+
+    const testStarted = Date.now();
+    log({ msg: 'testing the warehouse' });
+    try {
+      const tests = await runWarehouseTests({ dataDir: config.dataDir, maxAge });
+      const failed = tests.outcomes.filter((o) => o.status === 'fail' || o.status === 'error');
+      report.test = {
+        status: failed.length > 0 ? 'failed' : 'ok',
+        seconds: since(testStarted),
+        passed: tests.outcomes.filter((o) => o.status === 'pass').map((o) => o.name),
+        failed: failed.map((o) => ({
+          name: o.name,
+          status: o.status as 'fail' | 'error',
+          message: o.message,
+        })),
+        skipped: tests.outcomes
+          .filter((o) => o.status === 'skip')
+          .map((o) => ({ name: o.name, reason: o.message })),
+      };
+      for (const f of report.test.failed)
+        log({ level: 'error', msg: 'test failed', test: f.name, why: f.message });
+      log({ msg: 'tested', passed: report.test.passed.length, failed: failed.length });
+    } catch (error) {
+      report.test = {
+        ...report.test,
+        status: 'failed',
+        reason: (error as Error).message,
+        seconds: since(testStarted),
+      };
+    }
+    if (report.test.status === 'failed') {
+      report.failedStep ??= 'test';
+      report.status = 'failed';
+      return finish(EXIT.failed);
+    }
+    if (interrupt.signal.aborted) {
+      report.status = 'interrupted';
+      return finish(EXIT.interrupted);
+    }
+    return finish(code);
+  } finally {
+    output.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function streamReports(
+  summary: RunSummary,
+  spans: Map<string, { from: number; to: number }>,
+): Record<string, StreamReport> {
+  const streams: Record<string, StreamReport> = {};
+  for (const p of summary.partitions) {
+    const s = streams[p.stream] ?? {
+      partitions: 0,
+      requests: 0,
+      retries: 0,
+      rows: 0,
+      rejects: 0,
+      seconds: 0,
+      failed: 0,
+    };
+    streams[p.stream] = s;
+    s.partitions++;
+    s.requests += p.requests;
+    s.retries += p.retries;
+    s.rows += p.rows;
+    s.rejects += p.rejects;
+    if (p.status === 'failed') {
+      s.failed++;
+      const errors = s.errors ?? [];
+      if (p.error && !errors.includes(p.error)) errors.push(p.error);
+      s.errors = errors;
+    }
+  }
+  for (const [name, s] of Object.entries(streams)) {
+    const span = spans.get(name);
+    s.seconds = span ? Math.round((span.to - span.from) / 100) / 10 : 0;
+  }
+  return streams;
+}
+
+/** The report for a person: the extract's table, then one line each for build and tests, then the verdict. */
+export function formatRun(report: RunReport): string {
+  const lines: string[] = [];
+  const rows = Object.values(report.extract.streams).reduce((n, s) => n + s.rows, 0);
+  lines.push(
+    `extract  ${report.extract.status}: ${rows} rows over ${Object.keys(report.extract.streams).length} streams in ${report.extract.seconds}s${
+      report.extract.quota ? ` (${report.extract.quota}; the next run continues)` : ''
+    }`,
+  );
+  const streams = Object.entries(report.extract.streams);
+  const width = Math.max(6, ...streams.map(([name]) => name.length));
+  for (const [name, s] of streams)
+    lines.push(
+      `  ${name.padEnd(width)} ${String(s.rows).padStart(8)} rows ${String(s.requests).padStart(6)} requests` +
+        `${s.retries > 0 ? `  ${s.retries} retries` : ''}${s.rejects > 0 ? `  ${s.rejects} rejects` : ''}` +
+        `${s.failed > 0 ? `  ${s.failed} partitions failed: ${(s.errors ?? []).join('; ')}` : ''}`,
+    );
+  const b = report.build;
+  lines.push(
+    b.status === 'ok'
+      ? `build    ok: ${b.built.length} models built, ${b.skipped.length} skipped, in ${b.seconds}s → ${b.warehouse}`
+      : `build    ${b.status}${b.reason ? `: ${b.reason}` : ''}`,
+  );
+  const t = report.test;
+  lines.push(
+    t.status === 'not run'
+      ? `test     not run${t.reason ? `: ${t.reason}` : ''}`
+      : `test     ${t.status}: ${t.passed.length} passed, ${t.failed.length} failed, ${t.skipped.length} skipped${t.reason ? ` (${t.reason})` : ''}`,
+  );
+  for (const f of t.failed) lines.push(`  ${f.status.toUpperCase()} ${f.name}: ${f.message}`);
+  lines.push(
+    `run ${report.runId ?? '-'}: ${report.status}${report.failedStep ? ` (${report.failedStep} failed)` : ''}, exit ${report.exitCode}`,
+  );
+  return lines.join('\n');
+}
+
+export const runCommand: CommandModule<object, RunArgs> = {
+  command: 'run [pipeline]',
+  describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
+  builder: (y) =>
+    // The extract's flags, all of them, then what the tests need.
+    (extractCommand.builder as (y: Argv) => Argv<ExtractArgs>)(y).option('max-age', {
+      type: 'string',
+      array: true,
+      describe:
+        'How old a stream’s newest commit may be before its freshness test fails: 24h (default), stream=2d',
+    }),
+  handler: async (args) => {
+    process.exitCode = await run(args, process.env);
+  },
+};
