@@ -6,7 +6,8 @@
  * - An unknown `{chainId}` (neither a listed EVM chain id nor a blockchain id) is a 404 naming it.
  * - `startBlock` >= `endBlock` is a 400; `blockNumber` above the head is a 400.
  * - The NFT tokens of an address that is not a collection on the chain are an empty list.
- * - ICM messages without `network` are mainnet's.
+ * - ICM messages without `network` are mainnet's. Each is sent and delivered by transactions its
+ *   chains list (calls of the ICM contract); the deliverer (relayer) is the wallet sending the delivery.
  * - Listings are newest first (blocks by number, transactions by (block, index), ERC-20 transfers by
  *   (block, logIndex), ICM messages by send time); NFT tokens and ERC-721 balances by token id.
  */

@@ -29,7 +29,10 @@ export function createWalletPool(seed: number, network: Network, size: number): 
   };
 }
 
-export type ContractKind = 'erc20' | 'erc721' | 'dapp';
+export type ContractKind = 'erc20' | 'erc721' | 'dapp' | 'icm';
+
+/** TeleporterMessenger (the ICM contract): the same address on every chain, lower-case as we serve addresses. */
+export const ICM_CONTRACT_ADDRESS = '0x253b2784c75e510dd0ff1da844684a1ac0aa5fcf';
 
 /** A contract deployed at genesis: the tokens, NFT collections and dApps transactions call. */
 export interface ContractInfo {
@@ -49,7 +52,10 @@ const logo = (symbol: string) => `https://images.avalake.invalid/tokens/${symbol
 export const NATIVE_PRICE_USD: Record<string, number> = { AVAX: 24.5, LKV: 0.85, HBR: 0.12 };
 export const nativeLogoUri = (symbol: string) => logo(symbol);
 
-/** Tokens, collections and dApps of a chain; the C-Chains get one of each more than the L1s. */
+/**
+ * Tokens, collections and dApps of a chain (the C-Chains get one of each more than the L1s), then the
+ * ICM contract, which only ICM sends and deliveries call (see IcmSlots).
+ */
 export function contractsOf(seed: number, chain: EvmChainInfo): ContractInfo[] {
   const sym = chain.token.symbol;
   const primary = chain.validatorSet === 'primary';
@@ -72,11 +78,21 @@ export function contractsOf(seed: number, chain: EvmChainInfo): ContractInfo[] {
     { kind: 'dapp', name: 'Lake Router', symbol: 'ROUTER', decimals: 0, priceUsd: 0 },
     { kind: 'dapp', name: 'Lake Vault', symbol: 'VAULT', decimals: 0, priceUsd: 0 },
   ];
-  return specs.map((s) => ({
+  const genesis = specs.map((s) => ({
     ...s,
     address: evmAddressOf(digest(seed, 'contract', chain.evmChainId, s.symbol).subarray(0, 20)),
     logoUri: logo(s.symbol),
   }));
+  const icm: ContractInfo = {
+    kind: 'icm',
+    address: ICM_CONTRACT_ADDRESS,
+    name: 'TeleporterMessenger',
+    symbol: 'ICM',
+    decimals: 0,
+    logoUri: logo('ICM'),
+    priceUsd: 0,
+  };
+  return [...genesis, icm];
 }
 
 /**

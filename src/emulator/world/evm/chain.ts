@@ -9,6 +9,7 @@ import {
   type WalletPool,
 } from './addresses.ts';
 import { type BlockClock, createBlockClock } from './blocks.ts';
+import type { IcmRole } from './icm.ts';
 import type { EvmProfile } from './profile.ts';
 import { createTxModel, type TxModel } from './transactions.ts';
 
@@ -127,6 +128,13 @@ const METHODS = {
     { hash: '0xb6b55f25', name: 'deposit(uint256)' },
     { hash: '0x095ea7b3', name: 'approve(address,uint256)' },
   ],
+  icm: {
+    send: {
+      hash: '0x62448850',
+      name: 'sendCrossChainMessage((uint256,address,(address,uint256),uint256,address[],bytes))',
+    },
+    deliver: { hash: '0xccb5f809', name: 'receiveCrossChainMessage(uint32,address)' },
+  },
 } as const;
 
 const ZERO_HASH = `0x${'0'.repeat(64)}`;
@@ -136,6 +144,8 @@ export function createEvmChainCore(args: {
   info: EvmChainInfo;
   profile: EvmProfile;
   pool: WalletPool;
+  /** Which transactions send or deliver ICM messages (see IcmSlots). */
+  icmRole?: (seq: number) => IcmRole | undefined;
 }): EvmChainCore {
   const { base, info, profile, pool } = args;
   const chainSeed = hash32(base.seed, Number(info.evmChainId), 0xc4a1);
@@ -156,6 +166,7 @@ export function createEvmChainCore(args: {
     createEvery: profile.createEvery,
     contracts,
     primary,
+    ...(args.icmRole ? { icmRole: args.icmRole } : {}),
   });
   const contractIndex = new Map(contracts.map((c, i) => [c.address, i]));
   const minBaseFeeMwei = primary ? 25_000 : 1_000;
@@ -246,8 +257,10 @@ export function createEvmChainCore(args: {
           : kind === 'create'
             ? { callType: 'CONTRACT_CREATION', methodHash: '', methodName: 'Contract Created' }
             : (() => {
-                const m =
-                  kind === 'call'
+                const icm = kind === 'call' ? model.icmRole(seq) : undefined;
+                const m = icm
+                  ? METHODS.icm[icm.side]
+                  : kind === 'call'
                     ? METHODS.call[hash32(chainSeed, seq, 10) % METHODS.call.length]
                     : METHODS[kind];
                 return {

@@ -9,6 +9,7 @@ import {
   type EvmChainCore,
   type EvmTransactionRecord,
 } from './chain.ts';
+import type { IcmRole } from './icm.ts';
 import { createNfts, type Erc721TokenRecord, type Nfts } from './nfts.ts';
 import type { EvmProfile } from './profile.ts';
 import { type ChainStats, createChainStats, type DayStats } from './stats.ts';
@@ -100,6 +101,7 @@ export function createEvmChain(args: {
   info: EvmChainInfo;
   profile: EvmProfile;
   pool: WalletPool;
+  icmRole?: (seq: number) => IcmRole | undefined;
 }): EvmChain {
   const core = createEvmChainCore(args);
   const { clock, model } = core;

@@ -3,13 +3,13 @@ import type { WorldBase } from '../index.ts';
 import { NETWORKS, type Network } from '../networks.ts';
 import { createWalletPool, type WalletPool } from './addresses.ts';
 import { createEvmChain, type EvmChain } from './evm-chain.ts';
-import { createIcmLedger, type IcmLedger } from './icm.ts';
+import { createIcmLedger, createIcmSlots, type IcmLedger, type IcmSlots } from './icm.ts';
 import type { TimeInterval } from './intervals.ts';
 import { EVM_PROFILES, type EvmProfile } from './profile.ts';
 import type { ChainMetric } from './stats.ts';
 
 export type { EvmChain } from './evm-chain.ts';
-export type { IcmLedger, IcmMessageRecord } from './icm.ts';
+export type { IcmLedger, IcmMessageRecord, IcmSlots } from './icm.ts';
 export type { ChainMetric, DayStats } from './stats.ts';
 
 /** The metrics service recomputes this often; its points are as of the last refresh (`lastRun`). */
@@ -60,13 +60,37 @@ export function createEvmWorld(base: WorldBase): EvmWorld {
     return pool;
   };
   const chainsByNetwork = new Map<Network, EvmChain[]>();
+  const slotsByNetwork = new Map<Network, IcmSlots>();
   const chainsOf = (network: Network): EvmChain[] => {
     let chains = chainsByNetwork.get(network);
     if (!chains) {
-      chains = evmChainsOf(base.seed, network).map((info: EvmChainInfo) =>
-        createEvmChain({ base, info, profile, pool: poolOf(network) }),
+      const infos = evmChainsOf(base.seed, network);
+      let built: EvmChain[] | undefined;
+      const slots = createIcmSlots({
+        seed: base.seed,
+        network,
+        // Messages begin once every chain of the network exists (the last L1's creation).
+        genesis: base.genesis + Math.max(...infos.map((c) => c.createdAfterGenesis)),
+        intervalSeconds: profile.icmIntervalSeconds,
+        whaleEvery: profile.whaleEvery,
+        createEvery: profile.createEvery,
+        clocks: () => {
+          if (!built) throw new Error(`the ${network} EVM chains were asked about ICM while being built`);
+          return built.map((c) => c.core.clock);
+        },
+      });
+      built = infos.map((info: EvmChainInfo, i) =>
+        createEvmChain({
+          base,
+          info,
+          profile,
+          pool: poolOf(network),
+          icmRole: (seq) => slots.roleOf(i, seq),
+        }),
       );
+      chains = built;
       chainsByNetwork.set(network, chains);
+      slotsByNetwork.set(network, slots);
     }
     return chains;
   };
@@ -92,9 +116,7 @@ export function createEvmWorld(base: WorldBase): EvmWorld {
         ledger = createIcmLedger({
           seed: base.seed,
           network,
-          // Messages begin once every chain of the network exists (the last L1's creation).
-          genesis: base.genesis + Math.max(...chains.map((c) => c.info.createdAfterGenesis)),
-          intervalSeconds: profile.icmIntervalSeconds,
+          slots: slotsByNetwork.get(network) as IcmSlots,
           pool: poolOf(network),
           chains: chains.map((c) => c.core),
         });

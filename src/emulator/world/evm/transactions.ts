@@ -1,5 +1,6 @@
 import { hash32 } from '../../rng.ts';
 import type { ContractInfo } from './addresses.ts';
+import type { IcmRole } from './icm.ts';
 
 export type TxKind = 'native' | 'erc20' | 'nft' | 'call' | 'create';
 
@@ -18,6 +19,10 @@ export type TxKind = 'native' | 'erc20' | 'nft' | 'call' | 'create';
  * sums over its history have a closed form (whole periods plus a prefix, see activity.ts): its
  * balance at any block costs O(1) rather than a walk of tens of millions of transactions. Contract
  * creations (every CE-th seq) still override the kind, wherever they fall.
+ *
+ * ICM sends and deliveries (see IcmSlots, which never picks the whale's slots nor creations) override
+ * the rest: a successful call of the ICM contract by the slot's sender. Every fact derived from the
+ * model (records, balances, listings, metrics) therefore sees the same transaction.
  */
 export interface TxModel {
   /** Ordinary wallets (P); the whale's index is P. Contract c has address index P + 1 + c. */
@@ -44,6 +49,8 @@ export interface TxModel {
   txType(seq: number): number;
   /** Strictly increasing per sender (not gap-free: the whale's overrides skip a wallet's slot). */
   nonce(seq: number): number;
+  /** The transaction's ICM role, if it sends or delivers a message. */
+  icmRole(seq: number): IcmRole | undefined;
   /** Whether the transaction emits a Transfer log (successful erc20 / nft transactions). */
   hasTransferLog(seq: number): boolean;
   /** The sequence numbers in run q where `wallet` is the permutation's sender / counterparty. */
@@ -62,6 +69,8 @@ export function createTxModel(args: {
   createEvery: number;
   contracts: readonly ContractInfo[];
   primary: boolean;
+  /** The ICM role of a transaction (none without it). */
+  icmRole?: (seq: number) => IcmRole | undefined;
 }): TxModel {
   const { chainSeed: cs, walletCount: P, whaleEvery: W, createEvery: CE, contracts } = args;
   const half = W / 2;
@@ -70,6 +79,8 @@ export function createTxModel(args: {
   const collections = byKind('erc721');
   const dapps = byKind('dapp');
   const maxTip = args.primary ? GWEI_TIP_MWEI.primary : GWEI_TIP_MWEI.l1;
+  const icmContract = contracts.findIndex((c) => c.kind === 'icm');
+  const icmRole = args.icmRole ?? (() => undefined);
 
   // Modular inverses mod P, for inverting the per-run permutations.
   const inverse = new Uint32Array(P);
@@ -102,10 +113,11 @@ export function createTxModel(args: {
 
   const kind = (seq: number): TxKind => {
     if (seq % CE === CE - 1) return 'create';
+    if (icmRole(seq)) return 'call';
     const u = hash32(cs, key(seq), 1) / 0x1_0000_0000;
     return u < 0.5 ? 'native' : u < 0.8 ? 'erc20' : u < 0.85 ? 'nft' : 'call';
   };
-  const failed = (seq: number) => hash32(cs, key(seq), 3) < 0.03 * 0x1_0000_0000;
+  const failed = (seq: number) => hash32(cs, key(seq), 3) < 0.03 * 0x1_0000_0000 && !icmRole(seq);
   const gasUsed = (seq: number): number => {
     const h = hash32(cs, key(seq), 4);
     switch (kind(seq)) {
@@ -124,6 +136,7 @@ export function createTxModel(args: {
 
   const contract = (seq: number): number => {
     const k = kind(seq);
+    if (k === 'call' && icmRole(seq)) return icmContract;
     const pool = k === 'erc20' ? tokens : k === 'nft' ? collections : k === 'call' ? dapps : undefined;
     if (!pool) return -1;
     return pool[hash32(cs, key(seq), 2) % pool.length] as number;
@@ -168,6 +181,7 @@ export function createTxModel(args: {
     // The whale sends legacy (type 0) transactions at a fixed gas price.
     txType: (seq) => (seq % W === 0 || (kind(seq) === 'native' && hash32(cs, key(seq), 9) % 8 === 0) ? 0 : 2),
     nonce: (seq) => (seq % W === 0 ? seq / W : Math.floor(seq / P)),
+    icmRole,
     hasTransferLog(seq) {
       const k = kind(seq);
       return (k === 'erc20' || k === 'nft') && !failed(seq);

@@ -1,0 +1,30 @@
+-- description: The node's status of each primary-network chain, one row per chain per snapshot.
+-- unique: blockchain_id, snapshot_at
+-- not_null: network, status
+-- accepted_values: status = Validating | Created | Preferred | Syncing | Unknown
+-- column: blockchain_id: the P-, X- or C-Chain's blockchain id
+-- column: network: mainnet or fuji
+-- column: status: platform.getBlockchainStatus as the node gives it (Validating, Created, Preferred, Syncing, Unknown)
+-- column: snapshot_at: when avalake observed it (one time per run)
+-- column: extracted_at: when avalake wrote the row
+with source as (
+    select * from {{ lake('blockchain_status') }}
+),
+
+newest as (
+    select *
+    from source
+    qualify row_number() over (partition by blockchainId, _snapshot_at order by _extracted_at desc) = 1
+),
+
+final as (
+    select
+        blockchainId as blockchain_id,
+        network,
+        status,
+        _snapshot_at as snapshot_at,
+        _extracted_at as extracted_at
+    from newest
+)
+
+select * from final
