@@ -1,32 +1,9 @@
+// The metrics vocabulary is reference data both sides share.
+import type { ChainMetric } from '../../../reference/metrics.ts';
 import type { EvmChainCore } from './chain.ts';
 import { step, type TimeInterval } from './intervals.ts';
 
-/** The seventeen metrics of §2.16, in the OpenAPI ChainMetric order. */
-export const CHAIN_METRICS = [
-  'activeAddresses',
-  'activeSenders',
-  'cumulativeTxCount',
-  'cumulativeAddresses',
-  'cumulativeContracts',
-  'cumulativeDeployers',
-  'contracts',
-  'deployers',
-  'gasUsed',
-  'txCount',
-  'avgGps',
-  'maxGps',
-  'avgTps',
-  'maxTps',
-  'avgGasPrice',
-  'maxGasPrice',
-  'feesPaid',
-] as const;
-export type ChainMetric = (typeof CHAIN_METRICS)[number];
-
-/** The metrics §2.16's table marks "Day only"; the others take hour, day, week and month. */
-export const DAY_ONLY_METRICS: ReadonlySet<ChainMetric> = new Set(
-  CHAIN_METRICS.filter((m) => !['activeAddresses', 'activeSenders', 'gasUsed', 'txCount'].includes(m)),
-);
+export { CHAIN_METRICS, type ChainMetric, DAY_ONLY_METRICS } from '../../../reference/metrics.ts';
 
 /** One day of one chain, from a scan of its blocks (the day so far, for the current day). */
 export interface DayStats {
