@@ -12,6 +12,11 @@ export function demoPipelineOf(world: World, network: Network, url: string) {
   const whale = world.evm.whale(network);
   const wallets = world.evm.wallets(network).filter((w) => w !== whale);
   const base = url.replace(/\/$/, '');
+  const now = Math.floor(world.clock.now());
+  const blocks = primary.blocks(now);
+  const collections = world.evm.chains(network).flatMap((chain) =>
+    chain.nfts.collections.map((i) => chain.core.contracts[i]?.address).filter((a): a is string => a !== undefined),
+  );
   return {
     $schema: './pipeline.schema.json',
     name: 'demo',
@@ -24,8 +29,9 @@ export function demoPipelineOf(world: World, network: Network, url: string) {
         .slice(0, 3)
         .map((n) => n.nodeId),
       subnets: chains.filter((c) => c.validatorSet !== 'primary').map((c) => c.subnetId),
+      blockIds: [blocks[1], blocks.at(-1)].filter((b) => b !== undefined).map((b) => b.hash),
     },
-    evm: { chains: chains.map((c) => c.evmChainId), addresses: [whale, ...wallets.slice(0, 2)] },
+    evm: { chains: chains.map((c) => c.evmChainId), addresses: [whale, ...wallets.slice(0, 2)], collections },
     icm: { addresses: [whale, ...wallets.slice(0, 1)] },
     metrics: {
       chains: [...chains.map((c) => c.evmChainId), network === 'mainnet' ? 'mainnet' : 'testnet'],

@@ -56,7 +56,7 @@ describe('avalake status', () => {
       p.primary.addresses = p.primary.addresses.slice(0, 1);
       p.primary.nodeIds = p.primary.nodeIds.slice(0, 1);
       p.primary.subnets = p.primary.subnets.slice(0, 1);
-      p.evm = { chains: p.evm.chains.slice(0, 1), addresses: p.evm.addresses.slice(0, 1) };
+      p.evm = { chains: p.evm.chains.slice(0, 1), addresses: p.evm.addresses.slice(0, 1), collections: [] };
       p.icm.addresses = p.icm.addresses.slice(0, 1);
       raw.metrics = {
         chains: p.metrics.chains.slice(0, 1),
