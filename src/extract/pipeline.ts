@@ -80,10 +80,14 @@ export const PipelineSchema = z
       .array(z.string().min(1))
       .optional()
       .describe('Streams to run; all that the pipeline feeds when absent'),
-    start: z.iso
-      .date({ error: 'a date such as "2026-01-31"' })
+    start: z
+      .union([z.iso.date(), z.string().regex(/^\d+d$/)], {
+        error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
+      })
       .optional()
-      .describe('Where history starts for cursor and time-series streams (UTC date)'),
+      .describe(
+        'Where history starts (UTC date, or "30d" for thirty days before each run): the lower bound of cursor and time-series streams, and where newest-first walks of whole chains stop',
+      ),
     pageSize: z
       .record(z.string(), z.int().positive())
       .default({})
@@ -104,3 +108,18 @@ export const PipelineSchema = z
 
 export type Pipeline = z.output<typeof PipelineSchema>;
 export type PipelineInput = z.input<typeof PipelineSchema>;
+
+/**
+ * Unix seconds where the pipeline's history starts, if it sets one: a UTC date, or `Nd` days before
+ * `now` (so a cron job keeps a rolling window).
+ */
+export function historyStart(
+  pipeline: Pick<Pipeline, 'start'>,
+  now: number = Date.now() / 1000,
+): number | undefined {
+  const start = pipeline.start;
+  if (start === undefined) return undefined;
+  const days = /^(\d+)d$/.exec(start);
+  if (days) return Math.floor(now / 86_400 - Number(days[1])) * 86_400;
+  return Date.parse(`${start}T00:00:00Z`) / 1000;
+}

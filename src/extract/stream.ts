@@ -80,6 +80,11 @@ export interface NewestFirstStream<S extends z.ZodObject> extends StreamBase<S> 
   isFinal?(record: z.output<S>, context: { newest: boolean }): boolean;
   /** The sort value of a record (for `since`), when the listing takes a lower bound. */
   sinceOf?(record: z.output<S>): number;
+  /**
+   * A record's time in Unix seconds, for listings that take no lower bound: the walk stops at the first
+   * record older than the pipeline's `start`, instead of reading the chain back to its genesis.
+   */
+  timeOf?(record: z.output<S>): number;
 }
 
 /** The whole answer is one observation, stamped `_snapshot_at`. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
+import { historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
 import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
@@ -44,6 +45,7 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let phase: 'new' | 'handled' | 'normal' = 'normal';
   let skipTo = { top: '', bottom: '' };
   let first = state.window === undefined;
+  const floor = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
 
   for (;;) {
     const since = window ? window.since : state.since;
@@ -73,6 +75,7 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
       newOpen: {},
     };
     const seenOpen = new Set(w.seenOpen);
+    let belowFloor = false;
 
     for (const record of valid) {
       const key = keyOf(stream.primaryKey, record);
@@ -91,6 +94,10 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
         if (key === skipTo.bottom) phase = 'normal';
         continue;
       }
+      if (floor !== undefined && (stream.timeOf?.(record) ?? floor) < floor) {
+        belowFloor = true;
+        break;
+      }
       if (!w.top) setTop(stream, record, key, w);
       w.bottom = key;
       if (!w.passedHead && key === head) w.passedHead = true;
@@ -108,7 +115,7 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
     w.seenOpen = [...seenOpen];
     const pageToken = nextTokenOf(body);
     const caughtUp = w.passedHead && openKeys.every((k) => seenOpen.has(k));
-    if (!pageToken || caughtUp) {
+    if (!pageToken || caughtUp || belowFloor) {
       yield { append, rejects, checkpoint: finish(state, w) };
       return;
     }

@@ -19,6 +19,7 @@ export const evmBlocks = defineStream({
   strategy: 'newest-first',
   schema: evmBlock,
   primaryKey: ['blockNumber'],
+  timeOf: (block) => Number(block.blockTimestamp),
   partitions: whenNamed(NAME, (p: Pipeline) => p.evm.chains.map((chain) => ({ network: p.network, chain }))),
   request: (_p, partition) => ({
     kind: 'http',

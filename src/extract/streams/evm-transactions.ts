@@ -19,6 +19,7 @@ export const evmTransactions = defineStream({
   strategy: 'newest-first',
   schema: evmTransaction,
   primaryKey: ['txHash'],
+  timeOf: (tx) => Number(tx.blockTimestamp),
   partitions: whenNamed(NAME, (p: Pipeline) => p.evm.chains.map((chain) => ({ network: p.network, chain }))),
   request: (_p, partition) => ({
     kind: 'http',

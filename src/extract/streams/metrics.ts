@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { servesInterval } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
+import { historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
 
@@ -34,7 +35,7 @@ export const metrics = defineStream({
     path: `/v2/chains/${partition.chain}/metrics/${partition.metric}`,
     query: {
       timeInterval: partition.interval,
-      startTimestamp: since ?? (p.start ? Date.parse(`${p.start}T00:00:00Z`) / 1000 : undefined),
+      startTimestamp: since ?? historyStart(p),
     },
   }),
   records: listField('results'),

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
 import { numericAmount } from '../../schemas/primary.ts';
+import { historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
-
-/** Seconds since the Unix epoch of a pipeline's `start` date. */
-const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
 
 /**
  * §4.7 P-Chain blocks proposed by each configured validator. The listing is newest first and has no
@@ -46,7 +44,7 @@ export const nodeBlocks = defineStream({
     service: 'data',
     route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
     path: `/v1/networks/${p.network}/blockchains/p-chain/nodes/${partition.nodeId}/blocks`,
-    query: { startTimestamp: since ?? startOf(p.start) },
+    query: { startTimestamp: since ?? historyStart(p) },
   }),
   records: listField('blocks'),
   maxPageSize: MAX_PAGE_SIZE,

@@ -1,11 +1,8 @@
 import type { z } from 'zod';
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
-import type { Pipeline } from '../pipeline.ts';
+import { historyStart, type Pipeline } from '../pipeline.ts';
 import { type CursorStream, defineStream, type Partition } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
-
-/** Seconds since the Unix epoch of a pipeline's `start` date, the lower bound of a first run. */
-const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
 
 const ROUTE = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
 
@@ -24,7 +21,7 @@ const byAddress =
     service: 'data',
     route: ROUTE,
     path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
-    query: { addresses: partition.address, sortOrder: 'asc', startTimestamp: cursor ?? startOf(p.start) },
+    query: { addresses: partition.address, sortOrder: 'asc', startTimestamp: cursor ?? historyStart(p) },
   });
 
 const perAddress = (p: Pipeline) => p.primary.addresses.map((address) => ({ network: p.network, address }));

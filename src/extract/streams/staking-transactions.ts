@@ -1,9 +1,7 @@
 import { pChainTransaction } from '../../schemas/avalanche.ts';
+import { historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
-
-/** Seconds since the Unix epoch of a pipeline's `start` date, the lower bound of a first run. */
-const startOf = (date: string | undefined) => (date ? Date.parse(`${date}T00:00:00Z`) / 1000 : undefined);
 
 /**
  * §4.2 staking transactions (validations, delegations) of each configured address, oldest first from
@@ -25,7 +23,7 @@ export const stakingTransactions = defineStream({
     query: {
       addresses: partition.address,
       sortOrder: 'asc',
-      startTimestamp: cursor ?? startOf(p.start),
+      startTimestamp: cursor ?? historyStart(p),
     },
   }),
   records: listField('transactions'),

@@ -23,6 +23,7 @@ export const xChainVertices = defineStream({
     vertexSizeBytes: lake.int64(),
   }),
   primaryKey: ['vertexHash'],
+  timeOf: (vertex) => Number(vertex.vertexTimestamp),
   partitions: whenNamed('x_chain_vertices', (p) => [{ network: p.network }]),
   request: (p) => ({
     kind: 'http',
