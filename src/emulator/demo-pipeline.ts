@@ -14,9 +14,13 @@ export function demoPipelineOf(world: World, network: Network, url: string) {
   const base = url.replace(/\/$/, '');
   const now = Math.floor(world.clock.now());
   const blocks = primary.blocks(now);
-  const collections = world.evm.chains(network).flatMap((chain) =>
-    chain.nfts.collections.map((i) => chain.core.contracts[i]?.address).filter((a): a is string => a !== undefined),
-  );
+  const collections = world.evm
+    .chains(network)
+    .flatMap((chain) =>
+      chain.nfts.collections
+        .map((i) => chain.core.contracts[i]?.address)
+        .filter((a): a is string => a !== undefined),
+    );
   return {
     $schema: './pipeline.schema.json',
     name: 'demo',
