@@ -209,14 +209,23 @@ async function extractPartition(work: PartitionWork) {
   let rows = 0;
   let rejects = 0;
   let commits = 0;
+  // The checkpoint as committed, to tell a run that found nothing new from one that moved on.
+  let committed = JSON.stringify(checkpoint ?? null);
   const commit = async () => {
-    if (lastCheckpoint === undefined) {
+    const nothingNew =
+      lastCheckpoint === undefined ||
+      (flush.rows === 0 && flush.rejected === 0 && JSON.stringify(lastCheckpoint) === committed);
+    if (nothingNew) {
+      // Note: a commit record per idle partition per run would pile up under cron (the lake reads them all
+      // when it opens); an unchanged checkpoint with no rows is not worth one.
       await flush.abort();
+      lastCheckpoint = undefined;
       return;
     }
     rows += flush.rows;
     rejects += flush.rejected;
-    await flush.commit(lastCheckpoint);
+    await flush.commit(lastCheckpoint as Record<string, unknown>);
+    committed = JSON.stringify(lastCheckpoint);
     commits++;
     lastCheckpoint = undefined;
   };

@@ -27,6 +27,9 @@ describe('extract of the core streams against the emulator', () => {
     // A second run at the same time fetches one page per partition and appends nothing but snapshots.
     const idle = await extractOnce(workspace.pipelinePath, workspace.dataDir);
     expect(requestsOf(idle)).toBe(idle.partitions.length);
+    // Nothing new, nothing committed: no commit record for a partition whose checkpoint did not move.
+    for (const p of idle.partitions.filter((x) => !x.stream.startsWith('validator')))
+      expect(p.commits, `${p.stream} ${JSON.stringify(p.partition)}`).toBe(0);
     expect(
       idle.partitions
         .filter((p) => !['validators', 'validator_delegators'].includes(p.stream))
