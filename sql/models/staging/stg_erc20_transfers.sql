@@ -1,10 +1,25 @@
 -- description: One row per ERC-20 transfer log involving the configured EVM addresses.
 -- unique: chain_id, tx_hash, log_index
 -- not_null: block_number, block_timestamp, token_address, from_address, to_address
+-- column: chain_id: the EVM chain id
+-- column: network: mainnet or fuji
+-- column: tx_hash: the transaction's hash
+-- column: log_index: the Transfer log's position in the block
+-- column: block_number: the block it is in
+-- column: block_timestamp: the block's time (UTC)
+-- column: block_hash: the block's hash
+-- column: from_address: the sender (lowercase)
+-- column: to_address: the recipient (lowercase)
+-- column: token_address: the ERC-20 contract (lowercase)
+-- column: token_symbol: the token's symbol
+-- column: token_name: the token's name
+-- column: token_decimals: the token's decimals
 -- column: value: the amount in the token's smallest unit (DECIMAL; null beyond 38 digits)
 -- column: value_exact: the same amount as an exact decimal string (uint256)
--- column: value_tokens: value scaled by the token's decimals
+-- column: value_tokens: value scaled by the token's decimals (DOUBLE: approximate)
+-- column: price_usd: USD price of the token, as the API gives it (null when it gives no USD price)
 -- column: tracked_addresses: the configured addresses whose listing holds the transfer (lowercase)
+-- column: extracted_at: when avalake read this version (UTC)
 with source as (
     select * from {{ lake('erc20_transfers') }}
 ),

@@ -3,7 +3,12 @@
 -- not_null: value
 -- accepted_values: time_interval = hour | day | week | month
 -- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates
+-- column: network: mainnet or fuji, the network of the pipeline that read it
+-- column: metric: the metric's name, as the Metrics API gives it (txCount, activeAddresses, gasUsed, avgTps, …)
+-- column: time_interval: the period each point covers: hour, day, week or month
 -- column: period_start: start of the period the value covers (UTC hour, day, Monday or first of month)
+-- column: value: the metric's value for the period, in the metric's own unit (a count, gas, per second, …); the latest period's value is partial until it ends
+-- column: extracted_at: when avalake read this version (UTC)
 with source as (
     select * from {{ lake('metrics') }}
 ),

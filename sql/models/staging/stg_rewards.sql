@@ -2,15 +2,22 @@
 -- unique: utxo_id
 -- not_null: staking_tx_hash, reward_tx_hash, node_id, reward_navax, ended_at
 -- accepted_values: reward_type = VALIDATOR | DELEGATOR | VALIDATOR_FEE
--- column: utxo_id: the reward UTXO
+-- column: utxo_id: the reward UTXO's id
+-- column: network: mainnet or fuji
 -- column: staking_tx_hash: the staking transaction (AddValidatorTx / AddDelegatorTx …) the reward pays for
 -- column: reward_tx_hash: the RewardValidatorTx that paid it
 -- column: reward_type: VALIDATOR (own stake), DELEGATOR (delegated stake), VALIDATOR_FEE (fee on delegations)
+-- column: node_id: the validator the stake was on
+-- column: reward_addresses: the P-Chain addresses the reward UTXO pays to
+-- column: amount_staked_navax: the stake the reward is for, in nAVAX
+-- column: started_at: start of the staking period (UTC)
+-- column: ended_at: end of the staking period, when the reward was paid (UTC)
+-- column: output_index: position of the reward UTXO among the outputs of the RewardValidatorTx
+-- column: asset_id: the rewarded asset (AVAX's asset id)
 -- column: reward_navax: the reward in nAVAX
--- column: price_usd: USD price of AVAX on the day of the reward, as the API gives it
--- column: reward_usd: reward_navax valued at price_usd
--- column: started_at: start of the staking period
--- column: ended_at: end of the staking period, when the reward was paid
+-- column: price_usd: USD price of AVAX on the day of the reward, as the API gives it (null when the API gives no USD price)
+-- column: reward_usd: reward_navax in AVAX valued at price_usd, in USD (null when price_usd is null)
+-- column: extracted_at: when avalake read this version (UTC)
 with source as (
     select * from {{ lake('rewards') }}
 ),
