@@ -149,7 +149,7 @@ function checkPageSizes(path: string, pipeline: Pipeline): void {
     const max = stream.maxPageSize;
     if (max === undefined)
       throw new ConfigError(
-        `${path}: pageSize.${name} is not allowed: ${name} does not page (it is read over the node RPC); remove it`,
+        `${path}: pageSize.${name} is not allowed: ${name} is answered in one piece, without pages; remove it`,
       );
     if (size > max)
       throw new ConfigError(
@@ -262,27 +262,12 @@ function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline)
   if (starved.length > 0) {
     throw new ConfigError(
       starved
-        .map(
-          (s) =>
-            `stream ${s.name} has nothing to read: list ${FEEDS[s.name] ?? 'its inputs'} in the pipeline`,
-        )
+        .map((s) => `stream ${s.name} has nothing to read: list ${s.inputs ?? 'its inputs'} in the pipeline`)
         .join('\n'),
     );
   }
   return chosen;
 }
-
-/** What a pipeline lists to feed each stream, for the "nothing to read" message. */
-const FEEDS: Record<string, string> = {
-  rewards: 'primary.addresses or primary.nodeIds',
-  delegators: 'primary.nodeIds or primary.addresses',
-  staking_transactions: 'primary.addresses',
-  utxos: 'primary.addresses',
-  erc20_transfers: 'evm.chains and evm.addresses',
-  icm_messages: 'icm.addresses',
-  metrics: 'metrics.chains',
-  validator_delegators: 'primary.nodeIds',
-};
 
 /** `--streams a,b`: an empty name (`a,,b`, `""`) is a typo, not "everything". */
 function splitStreams(text: string): string[] {

@@ -41,6 +41,8 @@ interface StreamBase<S extends z.ZodObject> {
    * is appended again when it changes; staging keeps the newest version per key.
    */
   primaryKey: readonly (keyof z.output<S> & string)[];
+  /** What a pipeline lists to feed the stream (for the "nothing to read" message), e.g. `icm.addresses`. */
+  inputs?: string;
   /** The partitions a pipeline asks for; none when the pipeline does not feed this stream. */
   partitions(pipeline: Pipeline): Partition[];
   /** The list of records in one answer. */

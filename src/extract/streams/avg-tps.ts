@@ -18,6 +18,7 @@ const pointsWithLastRun = (body: unknown): unknown[] => {
 export const avgTps = defineStream({
   name: 'avg_tps',
   description: 'Daily average transactions per second (Metrics API v1), with the time of its last update',
+  inputs: 'metrics.chains',
   strategy: 'newest-first',
   schema: z.object({
     timestamp: lake.timestamp(),

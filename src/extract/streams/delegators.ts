@@ -11,6 +11,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const delegators = defineStream({
   name: 'delegators',
   description: 'Delegations to the configured validators and reward addresses, one row per version',
+  inputs: 'primary.nodeIds or primary.addresses',
   strategy: 'newest-first',
   schema: z.object({
     txHash: z.string(),

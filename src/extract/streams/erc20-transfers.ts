@@ -11,6 +11,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const erc20Transfers = defineStream({
   name: 'erc20_transfers',
   description: 'ERC-20 transfers from or to the configured EVM addresses',
+  inputs: 'evm.chains and evm.addresses',
   strategy: 'newest-first',
   schema: z.object({
     txHash: z.string(),

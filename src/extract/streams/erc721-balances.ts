@@ -25,6 +25,7 @@ export const erc721Balances = defineStream({
   name: 'erc721_balances',
   description:
     'ERC-721 tokens held by the configured EVM addresses, with their native balance; a snapshot per run',
+  inputs: 'evm.chains and evm.addresses',
   strategy: 'snapshot',
   schema: erc721Token.extend({ chainId: z.string(), nativeTokenBalance }),
   primaryKey: ['address', 'tokenId'],

@@ -16,6 +16,7 @@ const NAME = 'evm_blocks';
 export const evmBlocks = defineStream({
   name: NAME,
   description: 'Every block of the configured EVM chains (opt-in: name it in the pipeline streams)',
+  inputs: 'evm.chains, and the stream name in streams',
   strategy: 'newest-first',
   schema: evmBlock,
   primaryKey: ['blockNumber'],

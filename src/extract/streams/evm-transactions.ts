@@ -16,6 +16,7 @@ const NAME = 'evm_transactions';
 export const evmTransactions = defineStream({
   name: NAME,
   description: 'Every transaction of the configured EVM chains (opt-in: name it in the pipeline streams)',
+  inputs: 'evm.chains, and the stream name in streams',
   strategy: 'newest-first',
   schema: evmTransaction,
   primaryKey: ['txHash'],

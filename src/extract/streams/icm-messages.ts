@@ -17,6 +17,7 @@ const transaction = z.object({
 export const icmMessages = defineStream({
   name: 'icm_messages',
   description: 'Cross-chain (ICM) messages of the configured addresses, one row per status',
+  inputs: 'icm.addresses',
   strategy: 'newest-first',
   schema: z.object({
     messageId: z.string(),

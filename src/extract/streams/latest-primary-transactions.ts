@@ -24,6 +24,7 @@ const perNetwork = (p: Pipeline) => [{ network: p.network }];
 export const pChainLatestTransactions = defineStream({
   name: 'p_chain_latest_transactions',
   description: "Every P-Chain transaction of the network, newest first (the chain's latest transactions)",
+  inputs: 'the stream name in streams',
   strategy: 'newest-first',
   schema: pChainTx,
   primaryKey: ['txHash'],
@@ -37,6 +38,7 @@ export const pChainLatestTransactions = defineStream({
 export const xChainLatestTransactions = defineStream({
   name: 'x_chain_latest_transactions',
   description: "Every X-Chain transaction of the network, newest first (the chain's latest transactions)",
+  inputs: 'the stream name in streams',
   strategy: 'newest-first',
   schema: xChainTx,
   primaryKey: ['txHash'],
@@ -50,6 +52,7 @@ export const xChainLatestTransactions = defineStream({
 export const cChainLatestTransactions = defineStream({
   name: 'c_chain_latest_transactions',
   description: 'Every C-Chain atomic transaction of the network, newest first',
+  inputs: 'the stream name in streams',
   strategy: 'newest-first',
   schema: cChainTx,
   primaryKey: ['txHash'],

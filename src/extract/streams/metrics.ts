@@ -12,6 +12,7 @@ import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
 export const metrics = defineStream({
   name: 'metrics',
   description: 'Chain metrics time series (Metrics API v2)',
+  inputs: 'metrics.chains',
   strategy: 'newest-first',
   schema: z.object({
     timestamp: lake.timestamp(),

@@ -13,6 +13,7 @@ const balanceOf = (body: unknown): unknown[] => {
 export const nativeBalances = defineStream({
   name: 'native_balances',
   description: 'Native token balance of the configured EVM addresses at the latest block; a snapshot per run',
+  inputs: 'evm.chains and evm.addresses',
   strategy: 'snapshot',
   schema: nativeTokenBalance,
   primaryKey: ['chainId'],

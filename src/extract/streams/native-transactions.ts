@@ -10,6 +10,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const nativeTransactions = defineStream({
   name: 'native_transactions',
   description: 'EVM transactions sent or received by the configured EVM addresses',
+  inputs: 'evm.chains and evm.addresses',
   strategy: 'newest-first',
   schema: evmTransaction,
   primaryKey: ['txHash'],

@@ -11,6 +11,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const nftTokens = defineStream({
   name: 'nft_tokens',
   description: 'Tokens of the configured NFT collections with their metadata; a snapshot per run',
+  inputs: 'evm.chains and evm.collections',
   strategy: 'snapshot',
   schema: erc721Token,
   primaryKey: ['address', 'tokenId'],

@@ -13,6 +13,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const nodeBlocks = defineStream({
   name: 'node_blocks',
   description: 'P-Chain blocks proposed by the configured validators',
+  inputs: 'primary.nodeIds',
   strategy: 'newest-first',
   schema: z.object({
     blockNumber: lake.int64(),

@@ -20,6 +20,7 @@ const pAddress = (address: string) =>
 export const pChainBalances = defineStream({
   name: 'p_chain_balances',
   description: 'P-Chain balances of the configured addresses from the node, one snapshot per run',
+  inputs: 'primary.addresses',
   strategy: 'snapshot',
   schema: z.object({
     balance: lake.amount(),

@@ -9,6 +9,7 @@ import { blockRows } from './p-chain-blocks.ts';
 export const pChainBlocksById = defineStream({
   name: 'p_chain_blocks_by_id',
   description: 'The P-Chain blocks the pipeline lists by id, from the node',
+  inputs: 'primary.blockIds',
   strategy: 'snapshot',
   schema: rpcBlock,
   primaryKey: ['id'],

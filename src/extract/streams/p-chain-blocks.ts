@@ -69,6 +69,7 @@ const perNetwork = (p: Pipeline) => [{ network: p.network }];
 export const pChainBlocks = defineStream({
   name: 'p_chain_blocks',
   description: 'P-Chain blocks from the node, by height',
+  inputs: 'the stream name in streams',
   strategy: 'height-walk',
   schema: rpcBlock,
   primaryKey: ['height'],
@@ -86,6 +87,7 @@ export const pChainBlocks = defineStream({
 export const pChainBlockTransactions = defineStream({
   name: 'p_chain_block_transactions',
   description: 'Transactions of the P-Chain blocks from the node, with their unsigned form as JSON',
+  inputs: 'the stream name in streams',
   strategy: 'height-walk',
   schema: rpcBlockTx,
   primaryKey: ['txID'],

@@ -29,6 +29,7 @@ export const primaryBalances = defineStream({
   name: 'primary_balances',
   description:
     'P-/X-Chain balances and atomic memory of the configured addresses by category and asset, one snapshot per run',
+  inputs: 'primary.addresses',
   strategy: 'snapshot',
   schema: balanceRow,
   primaryKey: ['category', 'assetId', 'sharedWithChainId'],

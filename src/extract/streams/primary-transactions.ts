@@ -34,6 +34,7 @@ export const pChainTransactions = defineStream({
   name: 'p_chain_transactions',
   description:
     'P-Chain transactions of the configured addresses, every type, with their UTXOs and L1 details',
+  inputs: 'primary.addresses',
   strategy: 'cursor',
   schema: pChainTx,
   primaryKey: ['txHash'],
@@ -48,6 +49,7 @@ export const pChainTransactions = defineStream({
 export const xChainTransactions = defineStream({
   name: 'x_chain_transactions',
   description: 'X-Chain transactions of the configured addresses, with their UTXOs',
+  inputs: 'primary.addresses',
   strategy: 'cursor',
   schema: xChainTx,
   primaryKey: ['txHash'],
@@ -62,6 +64,7 @@ export const xChainTransactions = defineStream({
 export const cChainTransactions = defineStream({
   name: 'c_chain_transactions',
   description: 'C-Chain atomic imports and exports of the configured addresses',
+  inputs: 'primary.addresses',
   strategy: 'cursor',
   schema: cChainTx,
   primaryKey: ['txHash'],

@@ -11,6 +11,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const rewards = defineStream({
   name: 'rewards',
   description: 'Staking rewards paid, one row per reward UTXO',
+  inputs: 'primary.addresses or primary.nodeIds',
   strategy: 'newest-first',
   schema: z.object({
     utxoId: z.string(),

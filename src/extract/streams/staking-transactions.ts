@@ -10,6 +10,7 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 export const stakingTransactions = defineStream({
   name: 'staking_transactions',
   description: 'P-Chain staking transactions of the configured addresses',
+  inputs: 'primary.addresses',
   strategy: 'cursor',
   schema: pChainTransaction,
   primaryKey: ['txHash'],

@@ -12,6 +12,7 @@ const CHAINS = ['p-chain', 'x-chain'] as const;
 export const utxos = defineStream({
   name: 'utxos',
   description: 'P- and X-Chain UTXOs of the configured addresses, one row per version (unspent, spent)',
+  inputs: 'primary.addresses',
   strategy: 'newest-first',
   schema: utxo,
   primaryKey: ['utxoId'],

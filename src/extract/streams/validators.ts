@@ -63,6 +63,7 @@ export const validators = defineStream({
 export const validatorDelegators = defineStream({
   name: 'validator_delegators',
   description: 'Current delegators of the configured validators, one snapshot per run',
+  inputs: 'primary.nodeIds',
   strategy: 'snapshot',
   schema: z.object({
     txID: z.string(),

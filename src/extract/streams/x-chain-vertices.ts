@@ -11,6 +11,7 @@ import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
 export const xChainVertices = defineStream({
   name: 'x_chain_vertices',
   description: 'X-Chain DAG vertices, newest first',
+  inputs: 'the stream name in streams',
   strategy: 'newest-first',
   schema: z.object({
     vertexHash: z.string(),
