@@ -1,18 +1,8 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
-/** Runs a query over a data directory's lake with DuckDB (extensions never downloaded) and returns JSON rows. */
-export async function queryLake(sql: string): Promise<Record<string, unknown>[]> {
-  const db = await DuckDBInstance.create(':memory:');
-  const connection = await db.connect();
-  try {
-    await connection.run('SET autoinstall_known_extensions=false; SET autoload_known_extensions=false');
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRowObjectsJson() as Record<string, unknown>[];
-  } finally {
-    connection.closeSync();
-    db.closeSync();
-  }
-}
+/** Runs a query on a fresh in-memory DuckDB (extensions never downloaded); rows JSON-safe, DECIMALs exact. */
+export const queryLake = (sql: string): Promise<Record<string, unknown>[]> =>
+  withDuckDB(':memory:', (connection) => queryRows(connection, sql));
 
 /** `read_parquet` of one stream's committed files, Hive folders as columns. */
 export const streamTable = (dataDir: string, stream: string) =>

@@ -1,19 +1,7 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { queryLake } from '../helpers/lake.ts';
 
-/** Runs one query on a fresh in-memory DuckDB; no extension is installed or loaded behind our back. */
-export async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    await connection.run('SET autoinstall_known_extensions=false; SET autoload_known_extensions=false');
-    const reader = await connection.runAndReadAll(sql);
-    // Note: getRowObjectsJson keeps DECIMALs exact (as strings); getRowObjectsJS would not.
-    return reader.getRowObjectsJson() as Record<string, unknown>[];
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
+/** Runs one query on a fresh in-memory DuckDB (see queryLake). */
+export const query = queryLake;
 
 /** column name → DuckDB type of what `from` yields. */
 export async function columnTypes(from: string): Promise<Record<string, string>> {
