@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cb58Decode } from '../../src/emulator/encoding.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { PRIMARY_CHAINS } from '../../src/emulator/world/networks.ts';
+import { CHAIN_METRICS } from '../../src/reference/metrics.ts';
 import { fetchJson, type JsonResponse, startEmulator } from '../helpers/emulator.ts';
 import { type ApiDocument, findOperation, matchesTemplate, responseValidator } from '../helpers/openapi.ts';
 
@@ -101,25 +102,7 @@ const METRIC = 'GET /v2/chains/{chainId}/metrics/{metric}';
 const AGGREGATE = 'POST /v1/signatureAggregator/{network}/aggregateSignatures';
 const AVG_TPS_V1 = 'GET /v1/avg_tps/{chainId}';
 
-const METRICS = [
-  'activeAddresses',
-  'activeSenders',
-  'cumulativeTxCount',
-  'cumulativeAddresses',
-  'cumulativeContracts',
-  'cumulativeDeployers',
-  'contracts',
-  'deployers',
-  'gasUsed',
-  'txCount',
-  'avgGps',
-  'maxGps',
-  'avgTps',
-  'maxTps',
-  'avgGasPrice',
-  'maxGasPrice',
-  'feesPaid',
-] as const;
+const METRICS = CHAIN_METRICS;
 
 const CASES: Case[] = [
   // §4.1

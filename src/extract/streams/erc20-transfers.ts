@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { party, price } from '../../schemas/avalanche.ts';
 import { lake } from '../../schemas/lake.ts';
 import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE } from './fields.ts';
+import { listField, MAX_PAGE_SIZE, perChainAndAddress } from './fields.ts';
 
 /**
  * §4.9 ERC-20 transfers of each configured address on each configured EVM chain. The listing is newest
@@ -34,10 +34,7 @@ export const erc20Transfers = defineStream({
   }),
   primaryKey: ['txHash', 'logIndex'],
   sinceOf: (t) => Number(t.blockNumber),
-  partitions: (p) =>
-    p.evm.chains.flatMap((chain) =>
-      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
-    ),
+  partitions: perChainAndAddress,
   request: (_p, partition, since) => ({
     kind: 'http',
     service: 'data',

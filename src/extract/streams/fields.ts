@@ -22,3 +22,17 @@ export const whenNamed =
   ) =>
   (pipeline: P & { streams?: readonly string[] | undefined }) =>
     pipeline.streams?.includes(name) ? partitions(pipeline) : [];
+
+type Feeds = {
+  network: string;
+  primary: { addresses: readonly string[] };
+  evm: { chains: readonly string[]; addresses: readonly string[] };
+};
+
+/** One partition per configured P-/X-Chain address. */
+export const perPrimaryAddress = (p: Feeds) =>
+  p.primary.addresses.map((address) => ({ network: p.network, address }));
+
+/** One partition per configured EVM chain × EVM address. */
+export const perChainAndAddress = (p: Feeds) =>
+  p.evm.chains.flatMap((chain) => p.evm.addresses.map((address) => ({ network: p.network, chain, address })));

@@ -1,5 +1,6 @@
 import { nativeTokenBalance } from '../../schemas/evm.ts';
 import { defineStream } from '../stream.ts';
+import { perChainAndAddress } from './fields.ts';
 
 const balanceOf = (body: unknown): unknown[] => {
   const balance = (body as { nativeTokenBalance?: unknown } | null)?.nativeTokenBalance;
@@ -17,10 +18,7 @@ export const nativeBalances = defineStream({
   strategy: 'snapshot',
   schema: nativeTokenBalance,
   primaryKey: ['chainId'],
-  partitions: (p) =>
-    p.evm.chains.flatMap((chain) =>
-      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
-    ),
+  partitions: perChainAndAddress,
   request: (_p, partition) => ({
     kind: 'http',
     service: 'data',

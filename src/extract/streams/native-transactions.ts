@@ -1,6 +1,6 @@
 import { evmTransaction } from '../../schemas/evm.ts';
 import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE } from './fields.ts';
+import { listField, MAX_PAGE_SIZE, perChainAndAddress } from './fields.ts';
 
 /**
  * §4.10 native transactions of each configured address on each configured EVM chain. The listing is
@@ -15,10 +15,7 @@ export const nativeTransactions = defineStream({
   schema: evmTransaction,
   primaryKey: ['txHash'],
   sinceOf: (t) => Number(t.blockNumber),
-  partitions: (p) =>
-    p.evm.chains.flatMap((chain) =>
-      p.evm.addresses.map((address) => ({ network: p.network, chain, address })),
-    ),
+  partitions: perChainAndAddress,
   request: (_p, partition, since) => ({
     kind: 'http',
     service: 'data',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
 import { defineStream } from '../stream.ts';
+import { perPrimaryAddress } from './fields.ts';
 
 /** A map from asset id to an amount, as a list the lake can type. */
 const byAsset = z.array(z.object({ assetId: z.string(), amount: lake.amount() }));
@@ -35,7 +36,7 @@ export const pChainBalances = defineStream({
     utxoIDs: z.array(z.object({ txID: z.string().optional(), outputIndex: lake.int32().optional() })),
   }),
   primaryKey: [],
-  partitions: (p) => p.primary.addresses.map((address) => ({ network: p.network, address })),
+  partitions: perPrimaryAddress,
   request: (_p, partition) => ({
     kind: 'rpc',
     method: 'platform.getBalance',

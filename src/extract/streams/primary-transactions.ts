@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
 import { historyStart, type Pipeline } from '../pipeline.ts';
 import { type CursorStream, defineStream, type Partition } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE } from './fields.ts';
+import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
 const ROUTE = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
 
@@ -24,8 +24,6 @@ const byAddress =
     query: { addresses: partition.address, sortOrder: 'asc', startTimestamp: cursor ?? historyStart(p) },
   });
 
-const perAddress = (p: Pipeline) => p.primary.addresses.map((address) => ({ network: p.network, address }));
-
 /**
  * §4.1 P-Chain transactions of each configured address, every type (transfers, staking, subnets and
  * L1s, atomic), oldest first from the last committed block time.
@@ -39,7 +37,7 @@ export const pChainTransactions = defineStream({
   schema: pChainTx,
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.blockTimestamp),
-  partitions: perAddress,
+  partitions: perPrimaryAddress,
   request: byAddress('p-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
@@ -54,7 +52,7 @@ export const xChainTransactions = defineStream({
   schema: xChainTx,
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.timestamp),
-  partitions: perAddress,
+  partitions: perPrimaryAddress,
   request: byAddress('x-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
@@ -69,7 +67,7 @@ export const cChainTransactions = defineStream({
   schema: cChainTx,
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.timestamp),
-  partitions: perAddress,
+  partitions: perPrimaryAddress,
   request: byAddress('c-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,

@@ -1,7 +1,7 @@
 import { pChainTransaction } from '../../schemas/avalanche.ts';
 import { historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE } from './fields.ts';
+import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
 /**
  * §4.2 staking transactions (validations, delegations) of each configured address, oldest first from
@@ -15,7 +15,7 @@ export const stakingTransactions = defineStream({
   schema: pChainTransaction,
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.blockTimestamp),
-  partitions: (p) => p.primary.addresses.map((address) => ({ network: p.network, address })),
+  partitions: perPrimaryAddress,
   request: (p, partition, cursor) => ({
     kind: 'http',
     service: 'data',
