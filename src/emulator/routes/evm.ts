@@ -16,7 +16,7 @@ import { isEvmAddress } from '../encoding.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { type Position, withNextToken } from '../http/paging.ts';
 import type { Query } from '../http/query.ts';
-import { defineRoutes, type RequestContext } from '../http/route.ts';
+import { defineRoutes, type RequestContext, type Route } from '../http/route.ts';
 import { NATIVE_PRICE_USD, nativeLogoUri } from '../world/evm/addresses.ts';
 import type { EvmChain } from '../world/evm/index.ts';
 import { CURRENCIES, type Currency, priceIn, worthOf } from '../world/evm/money.ts';
@@ -108,41 +108,25 @@ function chainInfo(chain: EvmChain) {
   };
 }
 
+/** §4.9 and §4.10: an address's transfers or transactions on a chain, newest first, in a block range. */
+const addressTransactions = (listing: 'listErc20' | 'listNative'): Route => ({
+  service: 'data',
+  method: 'GET',
+  path: `/v1/chains/{chainId}/addresses/{address}/transactions:${listing}`,
+  handle(ctx) {
+    const chain = chainOf(ctx);
+    const address = evmAddress(ctx.params.address, 'address');
+    const range = blockRange(ctx.query);
+    const page = ctx.page<unknown>(ctx.query.pageSize(100), (position, limit) =>
+      chain[listing](address, range, ctx.now, pair(position), limit),
+    );
+    return { transactions: page.items, ...withNextToken(page) };
+  },
+});
+
 export const evmRoutes = defineRoutes([
-  {
-    service: 'data',
-    method: 'GET',
-    path: '/v1/chains/{chainId}/addresses/{address}/transactions:listErc20',
-    handle(ctx) {
-      const chain = chainOf(ctx);
-      const address = evmAddress(ctx.params.address, 'address');
-      const range = blockRange(ctx.query);
-      const page = ctx.page(ctx.query.pageSize(100), (position, limit) =>
-        chain.listErc20(address, range, ctx.now, pair(position), limit),
-      );
-      return {
-        transactions: page.items,
-        ...withNextToken(page),
-      };
-    },
-  },
-  {
-    service: 'data',
-    method: 'GET',
-    path: '/v1/chains/{chainId}/addresses/{address}/transactions:listNative',
-    handle(ctx) {
-      const chain = chainOf(ctx);
-      const address = evmAddress(ctx.params.address, 'address');
-      const range = blockRange(ctx.query);
-      const page = ctx.page(ctx.query.pageSize(100), (position, limit) =>
-        chain.listNative(address, range, ctx.now, pair(position), limit),
-      );
-      return {
-        transactions: page.items,
-        ...withNextToken(page),
-      };
-    },
-  },
+  addressTransactions('listErc20'),
+  addressTransactions('listNative'),
   {
     service: 'data',
     method: 'GET',
