@@ -10,6 +10,8 @@ import { STREAM_NAMES } from '../src/extract/streams/index.ts';
 /** The port `npm run demo` and `avalake emulator --port 8417` serve on. */
 const DEMO_URL = 'http://127.0.0.1:8417';
 
+// The file is the same whatever day this runs (demoPipelineOf names only ids every world of the seed
+// has); test/cli/demo-any-date.test.ts holds it to that.
 const world = createWorld({ seed: DEFAULT_SEED, scale: 'small', clock: createClock('real') });
 // Every stream, the opt-in whole-chain walks included; a week of history keeps the first run of
 // `npm run demo` within a minute (the emulator's C-Chain makes a block every 2 s).

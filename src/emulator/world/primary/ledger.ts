@@ -307,7 +307,10 @@ export function createLedger(o: LedgerOptions): Ledger {
   const periods = new Map<string, StakeRec[]>();
   const blocksByHash = new Map<string, PBlock>();
   let utxoSeq = 0;
-  let lastBlockHash: Buffer = Buffer.alloc(32);
+  // Note: the genesis block's parent is the network's genesis state and its bytes carry no time (as
+  // avalanchego's genesis block), so its id is a constant of seed and network: a world started on any
+  // day has it, and a pipeline may name it forever (pipelines/demo.json does).
+  let lastBlockHash: Buffer = digest(seed, network, 'p-chain genesis state');
   // Funding comes from an address outside the pool, so its outputs are never listed.
   const faucetAddress = idOf(seed, network, 'faucet');
   let supply = rules.initialSupplyAvax * NANO;
@@ -483,7 +486,7 @@ export function createLedger(o: LedgerOptions): Ledger {
     const block: PBlock = {
       height,
       hash,
-      parent: blocks.at(-1)?.hash ?? cb58Encode(Buffer.alloc(32)),
+      parent: cb58Encode(lastBlockHash),
       time,
       type,
       txs: blockTxs,
@@ -947,7 +950,10 @@ export function l1Balance(v: L1ValidatorRec, t: number): bigint {
   return left > 0n ? left : 0n;
 }
 
-/** The block's bytes: codec version, type id, parent id, height, time, then its transaction ids. */
+/**
+ * The block's bytes: codec version, type id, parent id, height, time (none for the genesis block), then
+ * its transaction ids.
+ */
 export function encodeBlock(
   type: BlockType,
   parent: string,
@@ -969,7 +975,7 @@ function blockBytes(type: BlockType, parent: Buffer, height: number, time: numbe
   const head = Buffer.alloc(2 + 4 + 8 + 32 + 8 + 4);
   head.writeUInt16BE(0, 0);
   head.writeUInt32BE(typeId, 2);
-  head.writeBigUInt64BE(BigInt(time), 6);
+  head.writeBigUInt64BE(BigInt(height === 0 ? 0 : time), 6);
   parent.copy(head, 14);
   head.writeBigUInt64BE(BigInt(height), 46);
   head.writeUInt32BE(txIds.length, 54);
