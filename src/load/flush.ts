@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
 import { BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
 import { columnsOf } from './columns.ts';
-import type { Checkpoint, CommitLog, CommitRecord, CommittedFile } from './commit.ts';
+import type { Checkpoint, CommitLog, CommittedFile, DataCommit } from './commit.ts';
 import { mkdirDurable } from './durable.ts';
 import { RecordTypeError } from './errors.ts';
 import {
@@ -49,7 +49,7 @@ export interface Flush {
   append(records: Iterable<object>, extractedAt?: number | Date): Promise<void>;
   reject(rejects: Iterable<Reject>, extractedAt?: number | Date): Promise<void>;
   /** Commits everything appended with `checkpoint`; nothing of it is visible before, all of it after. */
-  commit(checkpoint: Checkpoint | null): Promise<CommitRecord>;
+  commit(checkpoint: Checkpoint | null): Promise<DataCommit>;
   /** Deletes the staged files; the partition's checkpoint stays where it was. */
   abort(): Promise<void>;
 }
@@ -196,7 +196,7 @@ export function createFlush(args: FlushArgs): Flush {
 
     commit: (checkpoint) =>
       exclusive('commit', async () => {
-        const record: CommitRecord = {
+        const record: DataCommit = {
           format: 1,
           stream,
           seq,

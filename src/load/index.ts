@@ -4,13 +4,18 @@ export {
   type Checkpoint,
   type CommitRecord,
   type CommittedFile,
+  type DataCommit,
+  type LiveFile,
+  type PartitionState,
   type RecoveryReport,
-  readCommitLog,
+  readLakeState,
+  type StreamState,
 } from './commit.ts';
+export type { CompactionResult } from './compact.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export { type Lake, type OpenLakeOptions, openLake } from './lake.ts';
-export { FOLDER_KEYS, type Partition } from './layout.ts';
+export { FOLDER_KEYS, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,
   type DataDirLock,

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
-import { type Checkpoint, type CommitRecord, createCommitLog, type RecoveryReport } from './commit.ts';
+import {
+  type Checkpoint,
+  createCommitLog,
+  type DataCommit,
+  type PartitionState,
+  type RecoveryReport,
+} from './commit.ts';
+import { type CompactionResult, compactStream, planCompaction } from './compact.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { type LakePaths, lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
@@ -16,10 +23,21 @@ export interface Lake {
   begin(args: { stream: string; partition: Partition; schema: z.ZodType }): Flush;
   /** The partition's checkpoint: that of its newest commit, undefined before the first. */
   readCheckpoint(stream: string, partition: Partition): Checkpoint | undefined;
-  lastCommit(stream: string, partition: Partition): CommitRecord | undefined;
+  /** Where the partition stands: its newest commit, when it was last checked, its snapshot confirmations. */
+  partitionState(stream: string, partition: Partition): PartitionState | undefined;
   /** Commits rejects alone, keeping the partition's checkpoint where it is. */
-  writeRejects(stream: string, partition: Partition, rejects: Reject[]): Promise<CommitRecord>;
-  /** Releases the lock. Open flushes must be committed or aborted first. */
+  writeRejects(stream: string, partition: Partition, rejects: Reject[]): Promise<DataCommit>;
+  /**
+   * Records that a partition was read and nothing changed: no files, the checkpoint where it is.
+   * `confirmedAt`: an unchanged snapshot, still true at that time.
+   */
+  check(stream: string, partition: Partition, confirmedAt?: number): Promise<void>;
+  /**
+   * Merges small files (`due`: only the size tiers past their threshold; `all`: every folder's small
+   * files), one commit per stream. `streams` limits it.
+   */
+  compact(mode: 'due' | 'all', streams?: readonly string[]): Promise<CompactionResult[]>;
+  /** Folds the commit log (where enough records piled up), then releases the lock. Flushes must be over. */
   close(): Promise<void>;
 }
 
@@ -67,7 +85,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     recovery,
     begin,
     readCheckpoint: (stream, partition) => log.latest(stream, partition)?.checkpoint ?? undefined,
-    lastCommit: (stream, partition) => log.latest(stream, partition),
+    partitionState: (stream, partition) => log.latest(stream, partition),
     async writeRejects(stream, partition, rejects) {
       const flush = begin({ stream, partition, schema: NO_RECORD });
       try {
@@ -78,10 +96,42 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       }
       return flush.commit(log.latest(stream, partition)?.checkpoint ?? null);
     },
+    async check(stream, partition, confirmedAt) {
+      layoutCheck(stream, partition);
+      const latest = log.latest(stream, partition);
+      await log.commit({
+        format: 1,
+        stream,
+        seq: log.allocateSeq(stream),
+        partition: { ...partition },
+        runId,
+        committedAt: new Date().toISOString(),
+        files: [],
+        checkpoint: latest?.checkpoint ?? null,
+        ...(confirmedAt !== undefined ? { confirmedAt } : {}),
+      });
+    },
+    async compact(mode, streams) {
+      if (open.size > 0) throw new Error(`${open.size} flush(es) still open; compaction waits for them`);
+      const results: CompactionResult[] = [];
+      for (const stream of streams ?? log.streams()) {
+        const state = log.state(stream);
+        if (!state) continue;
+        const plan = planCompaction(state, mode);
+        if (plan.groups.length > 0) results.push(await compactStream({ paths, log, plan, runId }));
+      }
+      // Maintenance time: the commit log is folded too, however few records it has.
+      await log.fold(1);
+      return results;
+    },
     async close() {
       if (open.size > 0)
         throw new Error(`${open.size} flush(es) still open; commit or abort them before close`);
-      await lock.release();
+      try {
+        await log.fold();
+      } finally {
+        await lock.release();
+      }
     },
   };
 }

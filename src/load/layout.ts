@@ -6,6 +6,8 @@ import { join } from 'node:path';
  *   data/avalake.lock                                      one writer per data directory
  *   data/lake/<stream>/network=<n>/[chain=<id>/]part-<seq>-<n>.parquet     what analysts read
  *   data/lake/_commits/<stream>/<seq>.json                 the commit log; the newest per partition is its checkpoint
+ *   data/lake/_commits/<stream>/state-<seq>.json           the log folded up to <seq>: partitions and live files
+ *   data/lake/_generations/<stream>/g<seq>/…               the stream's folders; data/lake/<stream> is a link to one
  *   data/lake/_staging/<stream>/part-<seq>-<n>.parquet     written, not yet committed or not yet moved
  *   data/lake/_rejects/stream=<stream>/network=<n>/part-<seq>-<n>.parquet   records that failed validation
  *
@@ -30,6 +32,10 @@ export interface LakePaths {
   lockFile: string;
   commitsDir(stream: string): string;
   stagingDir(stream: string): string;
+  /** `data/lake/<stream>`: the link readers glob through. */
+  streamDir(stream: string): string;
+  generationsDir(stream: string): string;
+  generationDir(stream: string, generation: number): string;
 }
 
 export function lakePaths(dataDir: string): LakePaths {
@@ -40,6 +46,10 @@ export function lakePaths(dataDir: string): LakePaths {
     lockFile: join(dataDir, 'avalake.lock'),
     commitsDir: (stream) => join(lakeDir, '_commits', checkSegment('stream', stream)),
     stagingDir: (stream) => join(lakeDir, '_staging', checkSegment('stream', stream)),
+    streamDir: (stream) => join(lakeDir, checkSegment('stream', stream)),
+    generationsDir: (stream) => join(lakeDir, '_generations', checkSegment('stream', stream)),
+    generationDir: (stream, generation) =>
+      join(lakeDir, '_generations', checkSegment('stream', stream), generationName(generation)),
   };
 }
 
@@ -56,6 +66,18 @@ export function checkSegment(what: string, value: string): string {
 export const seqText = (seq: number): string => String(seq).padStart(SEQ_DIGITS, '0');
 
 export const commitFileName = (seq: number): string => `${seqText(seq)}.json`;
+
+/** The folded state of a stream's log up to `seq`. */
+export const stateFileName = (seq: number): string => `state-${seqText(seq)}.json`;
+
+export function seqOfStateFile(name: string): number | undefined {
+  const m = /^state-(\d+)\.json$/.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A generation of a stream's folders is named for the compaction that made it (0: the first). */
+export const generationName = (generation: number): string => `g${seqText(generation)}`;
+
 
 /** Parses a commit record's file name; undefined for anything else (tmp files, strays). */
 export function seqOfCommitFile(name: string): number | undefined {

@@ -1,5 +1,7 @@
-import { copyFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { partitionId, readLakeState, type StreamState } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 
@@ -38,17 +40,18 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   const partial = options.select !== undefined && (await exists(target));
   if (partial) await copyFile(target, aside);
 
-  const lakeDir = resolve(options.dataDir, 'lake');
+  const lake = await lakeSources(resolve(options.dataDir, 'lake'));
   const result: BuildResult = { path: target, built: [], skipped: [], kept: [] };
   const unavailable = new Map<string, string>();
   try {
     await withDuckDB(aside, async (db) => {
+      await writeConfirmations(db, lake);
       for (const model of order) {
         if (!selected.has(model.name)) {
           if (partial) result.kept.push(model.name);
           continue;
         }
-        const reason = await whyUnavailable(model, lakeDir, unavailable);
+        const reason = whyUnavailable(model, lake, unavailable);
         if (reason) {
           unavailable.set(model.name, reason);
           result.skipped.push({ name: model.name, reason });
@@ -59,7 +62,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
         await dropObject(db, model.name);
         const kind = model.materialized === 'table' ? 'table' : 'view';
         try {
-          await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lakeDir)}`);
+          await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
         } catch (error) {
           throw new Error(`model ${model.name} (${model.path}) failed: ${(error as Error).message}`, {
             cause: error,
@@ -90,37 +93,78 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   return result;
 }
 
-/** `{{ lake('stream') }}` → the stream's committed Parquet files, Hive folder values as text. */
-export function withLake(sql: string, lakeDir: string): string {
+/** What the models read of the lake: each stream's committed files, as the commit log names them. */
+export interface LakeSources {
+  lakeDir: string;
+  streams: Map<string, StreamState>;
+}
+
+export async function lakeSources(lakeDir: string): Promise<LakeSources> {
+  return { lakeDir, streams: await readLakeState(dirname(lakeDir)) };
+}
+
+/** Unchanged snapshots, recorded without rows: the rows they repeat are read again at these times. */
+const CONFIRMATIONS = '_lake.snapshot_confirmations';
+
+async function writeConfirmations(db: DuckDBConnection, lake: LakeSources) {
+  await db.run('create schema if not exists _lake');
+  await db.run(
+    `create or replace table ${CONFIRMATIONS} (stream varchar, "partition" varchar, snapshot_at timestamptz, confirmed_at timestamptz)`,
+  );
+  const appender = await db.createAppender('snapshot_confirmations', '_lake');
+  for (const [stream, state] of lake.streams)
+    for (const p of state.partitions.values())
+      for (const [confirmedAt, snapshotAt] of p.confirmations) {
+        appender.appendVarchar(stream);
+        appender.appendVarchar(partitionId(p.partition));
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(snapshotAt) * 1000n));
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(confirmedAt) * 1000n));
+        appender.endRow();
+      }
+  appender.closeSync();
+}
+
+/**
+ * `{{ lake('stream') }}` → exactly the stream's committed Parquet files (never a folder glob, which could
+ * see a file mid-move), Hive folder values as text. A snapshot stream's rows are read again at every
+ * time an unchanged answer confirmed them, so a model sees one full snapshot per observation.
+ */
+export function withLake(sql: string, lake: LakeSources): string {
   return sql.replace(/\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g, (_, stream: string) => {
-    const glob = quoteLiteral(join(lakeDir, stream, '**', '*.parquet'));
-    return `read_parquet(${glob}, hive_partitioning = true, hive_types_autocast = false, union_by_name = true)`;
+    const state = lake.streams.get(stream);
+    const files = (state?.files ?? [])
+      .filter((f) => f.table === 'data')
+      .map((f) => quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))));
+    const read = `read_parquet([${files.join(', ')}], hive_partitioning = true, hive_types_autocast = false, union_by_name = true)`;
+    const confirmed = [...(state?.partitions.values() ?? [])].some((p) => p.confirmations.length > 0);
+    if (!confirmed) return read;
+    return `(
+      select * from ${read}
+      union all by name
+      select rows.* replace (confirmations.confirmed_at as _snapshot_at)
+      from ${read} as rows
+      inner join ${CONFIRMATIONS} as confirmations
+        on confirmations.stream = ${quoteLiteral(stream)}
+        and confirmations."partition" = rows._partition
+        and confirmations.snapshot_at = rows._snapshot_at
+    )`;
   });
 }
 
-async function whyUnavailable(
+function whyUnavailable(
   model: Model,
-  lakeDir: string,
+  lake: LakeSources,
   unavailable: Map<string, string>,
-): Promise<string | undefined> {
+): string | undefined {
   for (const d of model.dependsOn) if (unavailable.has(d)) return `${d} was not built`;
   for (const stream of model.lakeStreams)
-    if (!(await hasParquet(join(lakeDir, stream)))) return `no data extracted yet for stream ${stream}`;
+    if (!lake.streams.get(stream)?.files.some((f) => f.table === 'data'))
+      return `no data extracted yet for stream ${stream}`;
   return undefined;
 }
 
-async function hasParquet(dir: string): Promise<boolean> {
-  try {
-    for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
-      if (entry.isFile() && entry.name.endsWith('.parquet')) return true;
-  } catch {
-    return false;
-  }
-  return false;
-}
-
 /** Drops a table or view of that name, whichever it is, so a model may change its materialization. */
-async function dropObject(db: Parameters<Parameters<typeof withDuckDB>[1]>[0], name: string) {
+async function dropObject(db: DuckDBConnection, name: string) {
   const rows = await queryRows(
     db,
     `select table_type from information_schema.tables where table_schema = 'main' and table_name = ${quoteLiteral(name)}`,

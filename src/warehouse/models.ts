@@ -41,7 +41,7 @@ const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
 /**
  * Header comments, one directive a line, before the SQL:
  *   -- description: what a row is
- *   -- materialized: view | table      (default: view in staging, table elsewhere)
+ *   -- materialized: view | table      (default: table, so the warehouse is one snapshot of the lake)
  *   -- unique: col[, col]              (the key; also implies not null)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
@@ -55,7 +55,7 @@ export function parseModel(path: string, root: string): Model {
     layer,
     path,
     sql,
-    materialized: layer === 'staging' ? 'view' : 'table',
+    materialized: 'table',
     description: '',
     columns: [],
     unique: [],

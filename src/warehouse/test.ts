@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { readCommitLog } from '../load/index.ts';
+import { readLakeState } from '../load/index.ts';
 import { DEFAULT_MODELS_DIR } from './build.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
 import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
@@ -15,7 +15,7 @@ import {
 } from './sql.ts';
 
 export const DEFAULT_TESTS_DIR = 'sql/tests';
-/** A stream whose newest commit is older than this is stale, unless `--max-age stream=…` says otherwise. */
+/** A partition not checked for longer than this is stale, unless `--max-age stream=…` says otherwise. */
 export const DEFAULT_MAX_AGE_SECONDS = 24 * 3600;
 /** Offending rows printed per failing test; the count says how many there are in all. */
 export const SAMPLE_ROWS = 10;
@@ -239,7 +239,11 @@ async function runCheck(
   }
 }
 
-/** Each stream's newest commit against its maximum age; with `--select`, only the streams the selection reads. */
+/**
+ * Each partition's last successful check (a commit, or a run that found nothing new) against its stream's
+ * maximum age, so one partition failing for days is named even while its stream's others are fresh. With
+ * `--select`, only the streams the selection reads.
+ */
 async function freshness(options: TestOptions, models: readonly Model[], selected: Set<string>) {
   const byName = new Map(models.map((m) => [m.name, m]));
   const wanted = new Set<string>();
@@ -254,32 +258,45 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
 
   const now = options.now ?? Date.now();
   const maxAge = options.maxAge ?? { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
-  const log = await readCommitLog(options.dataDir);
+  const lake = await readLakeState(options.dataDir);
   const outcomes: TestOutcome[] = [];
-  for (const [stream, records] of [...log].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [stream, state] of [...lake].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (options.select !== undefined && !wanted.has(stream)) continue;
-    const newest = records.reduce((t, r) => Math.max(t, Date.parse(r.committedAt)), 0);
-    const ageSeconds = Math.max(0, Math.round((now - newest) / 1000));
     const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
     const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
-    if (ageSeconds <= limit) {
+    const stale = [...state.partitions.values()]
+      .map((p) => ({ p, ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)) }))
+      .filter(({ ageSeconds }) => ageSeconds > limit)
+      .sort((a, b) => b.ageSeconds - a.ageSeconds);
+    if (stale.length === 0) {
       outcomes.push({ ...base, status: 'pass', message: '', failures: 0 });
       continue;
     }
+    const oldest = stale[0] as (typeof stale)[number];
     outcomes.push({
       ...base,
       status: 'fail',
-      message: `newest commit is ${durationText(ageSeconds)} old, more than ${durationText(limit)}`,
-      failures: 1,
+      message:
+        `${stale.length} of ${state.partitions.size} partitions last checked more than ${durationText(limit)} ago` +
+        ` (oldest: ${partitionLabel(oldest.p.partition)}, ${durationText(oldest.ageSeconds)} ago)`,
+      failures: stale.length,
       sample: {
-        columns: ['stream', 'newest_commit_at', 'age', 'max_age'],
-        types: ['VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR'],
-        rows: [[stream, new Date(newest).toISOString(), durationText(ageSeconds), durationText(limit)]],
+        columns: ['stream', 'partition', 'last_checked_at', 'age', 'max_age'],
+        types: ['VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR'],
+        rows: stale
+          .slice(0, SAMPLE_ROWS)
+          .map(({ p, ageSeconds }) => [
+            stream,
+            partitionLabel(p.partition),
+            p.committedAt,
+            durationText(ageSeconds),
+            durationText(limit),
+          ]),
       },
     });
   }
   for (const stream of [...wanted].sort())
-    if (!log.has(stream))
+    if (!lake.has(stream))
       outcomes.push({
         name: `freshness ${stream}`,
         kind: 'freshness',
@@ -290,6 +307,12 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
       });
   return outcomes;
 }
+
+/** `network=fuji address=0x…`: a partition's keys in a line. */
+const partitionLabel = (partition: Readonly<Record<string, string>>) =>
+  Object.entries(partition)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
 
 /** `3d 4h`, `5h 2m`, `12m`, `40s`. */
 export function durationText(seconds: number): string {

@@ -188,7 +188,7 @@ describe('avalake build', () => {
         (
           await queryRows(
             connection,
-            `select table_name, table_type from information_schema.tables where table_catalog = '${catalog}' order by 1`,
+            `select table_name, table_type from information_schema.tables where table_catalog = '${catalog}' and table_schema = 'main' order by 1`,
           )
         ).map((r) => `${r.table_name} ${r.table_type}`);
       const names = await tables('inc');

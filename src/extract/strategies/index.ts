@@ -5,7 +5,7 @@ import { walkNewestFirst } from './newest-first.ts';
 import { walkSnapshot } from './snapshot.ts';
 import type { Walk, WalkContext } from './walk.ts';
 
-export { SNAPSHOT_AT } from './snapshot.ts';
+export { SNAPSHOT_AT, SNAPSHOT_PARTITION } from './snapshot.ts';
 export type { Rejected, Walk, WalkContext, WalkStep } from './walk.ts';
 
 /** The paginator of a stream's strategy: one mechanism per strategy, shared by every stream. */

@@ -1,0 +1,93 @@
+import {
+  type CompactionResult,
+  LakeCorruptError,
+  LockHeldError,
+  openLake,
+  readLakeState,
+} from '../load/index.ts';
+import { EXIT } from './exit.ts';
+
+export interface CompactArgs {
+  dataDir?: string;
+  /** Comma-separated streams; default every stream of the lake. */
+  streams?: string;
+  wait?: boolean;
+  json?: boolean;
+}
+
+/** What one compaction pass did, for `run`'s report and `compact --json`. */
+export interface CompactionReport {
+  seconds: number;
+  streams: CompactionResult[];
+}
+
+/**
+ * Merges small files under the data directory's lock. `due`: only what passed its threshold (the end of
+ * every `run`); `all`: every folder's small files (`avalake compact`).
+ */
+export async function compactLake(options: {
+  dataDir: string;
+  mode: 'due' | 'all';
+  streams?: readonly string[];
+  wait?: boolean;
+}): Promise<CompactionReport> {
+  const started = Date.now();
+  const lake = await openLake({ dataDir: options.dataDir, lock: { wait: options.wait ?? false } });
+  try {
+    const streams = await lake.compact(options.mode, options.streams);
+    return { seconds: (Date.now() - started) / 1000, streams };
+  } finally {
+    await lake.close();
+  }
+}
+
+export function formatCompaction(report: CompactionReport): string {
+  if (report.streams.length === 0) return `nothing to compact (${report.seconds.toFixed(1)}s)`;
+  const width = Math.max(...report.streams.map((s) => s.stream.length));
+  const lines = report.streams.map(
+    (s) =>
+      `${s.stream.padEnd(width)}  ${s.merged} files → ${s.written}  (${(s.bytes / 1024 / 1024).toFixed(1)} MiB rewritten)`,
+  );
+  lines.push(`compacted ${report.streams.length} streams in ${report.seconds.toFixed(1)}s`);
+  return lines.join('\n');
+}
+
+/** `avalake compact`: exit 0, 2 for an unknown stream, 75 when another run holds the lock, 1 for a damaged lake. */
+export async function compact(args: CompactArgs): Promise<number> {
+  const dataDir = args.dataDir ?? 'data';
+  const streams = args.streams
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (streams) {
+    const known = [...(await readLakeState(dataDir)).keys()];
+    const unknown = streams.filter((s) => !known.includes(s));
+    if (unknown.length > 0) {
+      process.stderr.write(
+        `avalake: --streams: ${unknown.join(', ')} ${unknown.length === 1 ? 'has' : 'have'} nothing committed in ${dataDir}; ` +
+          `streams there: ${known.join(', ') || 'none'}\n`,
+      );
+      return EXIT.usage;
+    }
+  }
+  try {
+    const report = await compactLake({
+      dataDir,
+      mode: 'all',
+      ...(streams ? { streams } : {}),
+      ...(args.wait ? { wait: true } : {}),
+    });
+    process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof LockHeldError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.locked;
+    }
+    if (error instanceof LakeCorruptError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.failed;
+    }
+    throw error;
+  }
+}

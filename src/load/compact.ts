@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { link, open, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { CommitLog, LiveFile, StreamState } from './commit.ts';
+import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
+import { fsyncDir, mkdirDurable, sha256File } from './durable.ts';
+import { LakeCorruptError } from './errors.ts';
+import { type LakePaths, seqText } from './layout.ts';
+import type { CommittedFile } from './state.ts';
+
+/**
+ * Compaction: the small files of a folder are merged into larger ones, as a commit of its own. The
+ * merged files and hard links to every file kept make the stream's next generation of folders; one
+ * commit record names what was replaced by what, then the stream's link moves to the new generation.
+ * Rows and checkpoints are untouched; a reader globbing the stream sees either generation, whole.
+ *
+ * Which files merge is decided from the commit log's state alone (no folder is listed, no file read):
+ * files are sorted into size tiers, and a tier of a folder merges once it holds MERGE_FILES files, so a
+ * row is rewritten about once per tier (a handful of times in its life), never on every run.
+ */
+
+/** Files at least this large are compacted: left alone. */
+export const DONE_BYTES = 32 * 1024 * 1024;
+/** A merged file takes inputs up to this many bytes in all. */
+export const TARGET_BYTES = 64 * 1024 * 1024;
+/** Tier 0 holds files under this size; each next tier is TIER_RATIO times larger. */
+const TIER0_BYTES = 128 * 1024;
+const TIER_RATIO = 8;
+/** A tier of a folder merges when it has this many files (what `run` checks after every run). */
+export const MERGE_FILES = 8;
+
+/** Which files of a stream merge into which, each group one new file in its folder. */
+export interface CompactionPlan {
+  stream: string;
+  groups: { folder: string; files: LiveFile[] }[];
+}
+
+export interface CompactionResult {
+  stream: string;
+  /** Files replaced, and the merged files that replaced them. */
+  merged: number;
+  written: number;
+  /** Bytes rewritten (the inputs' size). */
+  bytes: number;
+}
+
+const tierOf = (bytes: number) =>
+  bytes < TIER0_BYTES ? 0 : Math.floor(Math.log(bytes / TIER0_BYTES) / Math.log(TIER_RATIO)) + 1;
+
+/** The lake-relative folder of a file path: `<stream>/network=…[/chain=…]`. */
+const folderOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
+
+/**
+ * `due`: only the tiers that reached MERGE_FILES (cheap enough to check after every run); `all`: every
+ * folder's small files, as few files as TARGET_BYTES allows (`avalake compact`).
+ */
+export function planCompaction(state: StreamState, mode: 'due' | 'all'): CompactionPlan {
+  const small = state.files.filter((f) => f.table === 'data' && f.bytes < DONE_BYTES);
+  const byFolder = groupBy(small, (f) => folderOf(f.path));
+  const groups: CompactionPlan['groups'] = [];
+  for (const [folder, files] of byFolder) {
+    const candidates =
+      mode === 'all'
+        ? [files]
+        : [...groupBy(files, (f) => tierOf(f.bytes)).values()].filter((t) => t.length >= MERGE_FILES);
+    for (const tier of candidates) {
+      // Oldest first, so a merged file keeps the rows in the order they were committed.
+      let group: LiveFile[] = [];
+      let bytes = 0;
+      const close = () => {
+        if (group.length > 1) groups.push({ folder, files: group });
+        group = [];
+        bytes = 0;
+      };
+      for (const file of [...tier].sort((a, b) => a.seq - b.seq || (a.path < b.path ? -1 : 1))) {
+        if (group.length > 0 && bytes + file.bytes > TARGET_BYTES) close();
+        group.push(file);
+        bytes += file.bytes;
+      }
+      close();
+    }
+  }
+  return { stream: state.stream, groups };
+}
+
+/** Carries out a plan as one commit. The caller holds the lake's lock, so no flush runs meanwhile. */
+export async function compactStream(args: {
+  paths: LakePaths;
+  log: CommitLog;
+  plan: CompactionPlan;
+  runId?: string;
+}): Promise<CompactionResult> {
+  const { paths, log, plan } = args;
+  const { stream } = plan;
+  const state = log.state(stream);
+  const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
+  if (!state || plan.groups.length === 0) return result;
+  const seq = log.allocateSeq(stream);
+  const generation = paths.generationDir(stream, seq);
+  const inGeneration = (path: string) => join(generation, ...path.split('/').slice(1));
+  await rm(generation, { recursive: true, force: true });
+  const dirs = new Set<string>();
+  const made = new Set<string>();
+  const place = async (path: string) => {
+    const target = inGeneration(path);
+    await mkdirDurable(dirname(target), made);
+    dirs.add(dirname(target));
+    return target;
+  };
+  try {
+    const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
+    for (const file of state.files) {
+      if (file.table !== 'data' || removed.has(file.path)) continue;
+      await link(join(paths.lakeDir, ...file.path.split('/')), await place(file.path));
+    }
+    const added: CommittedFile[] = [];
+    await withDuckDB(':memory:', async (db) => {
+      for (const [n, group] of plan.groups.entries()) {
+        const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
+        const target = await place(path);
+        const sources = group.files.map((f) => quoteLiteral(join(paths.lakeDir, ...f.path.split('/'))));
+        // Note: hive_partitioning off, or DuckDB would add the folders' keys as columns to the merged file.
+        await db.run(
+          `copy (select * from read_parquet([${sources.join(', ')}], hive_partitioning = false, union_by_name = true)) ` +
+            `to ${quoteLiteral(target)} (format parquet, compression zstd)`,
+        );
+        await fsyncFile(target);
+        const rows = group.files.reduce((sum, f) => sum + f.rows, 0);
+        const written = Number(
+          (await queryRows(db, `select count(*) as n from read_parquet(${quoteLiteral(target)})`))[0]?.n,
+        );
+        if (written !== rows)
+          throw new LakeCorruptError(
+            `merging ${group.files.length} files gave ${written} rows, not ${rows}`,
+            target,
+          );
+        const { size } = await stat(target);
+        added.push({ path, staged: '', table: 'data', rows, bytes: size, sha256: await sha256File(target) });
+        result.merged += group.files.length;
+        result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
+      }
+    });
+    for (const dir of dirs) await fsyncDir(dir);
+    result.written = added.length;
+    await log.commitCompaction({
+      format: 1,
+      kind: 'compact',
+      stream,
+      seq,
+      runId: args.runId ?? randomUUID(),
+      committedAt: new Date().toISOString(),
+      removed: [...removed],
+      added,
+    });
+  } catch (error) {
+    // Not committed: the half-built generation is nobody's (the next open would remove it too).
+    if (log.state(stream)?.generation !== seq) await rm(generation, { recursive: true, force: true });
+    throw error;
+  }
+  return result;
+}
+
+/** Node 20 has no Map.groupBy. */
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const list = groups.get(keyOf(item)) ?? [];
+    list.push(item);
+    groups.set(keyOf(item), list);
+  }
+  return groups;
+}
+
+async function fsyncFile(path: string) {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

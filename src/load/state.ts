@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { type Partition, partitionId } from './layout.ts';
+
+/**
+ * What a stream's commit log amounts to: where each partition stands and which files are live. Every
+ * commit record applies to it in sequence order (`applyRecord`); folding writes it out as one file so
+ * that opening the lake reads one state per stream and the few records after it, not every commit ever
+ * made. The writer (commit.ts) and the read-only readers (status, warehouse) fold the same way, here.
+ */
+
+const committedFileSchema = z.object({
+  /** Final path relative to the lake directory, `/`-separated. */
+  path: z.string(),
+  /** File name in the stream's staging folder. */
+  staged: z.string(),
+  table: z.enum(['data', 'rejects']),
+  rows: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+/** A flush of one partition: its files and the checkpoint after them. No files: the partition was checked. */
+export const dataCommitSchema = z.object({
+  format: z.literal(1),
+  kind: z.literal('data').optional(),
+  stream: z.string(),
+  seq: z.number().int().positive(),
+  partition: z.record(z.string(), z.string()),
+  runId: z.string(),
+  committedAt: z.string(),
+  files: z.array(committedFileSchema),
+  /** null: this commit did not move the checkpoint and there was none before (e.g. rejects only). */
+  checkpoint: z.record(z.string(), z.unknown()).nullable(),
+  /**
+   * A snapshot whose answer equalled the partition's last one: no rows, only the time (ms) at which it
+   * was still true. The rows stamped `_snapshot_at = checkpoint.snapshotAt` stand for this time too.
+   */
+  confirmedAt: z.number().int().optional(),
+});
+
+/** Small files of one folder merged into larger ones: the same rows, other files. Checkpoints untouched. */
+export const compactCommitSchema = z.object({
+  format: z.literal(1),
+  kind: z.literal('compact'),
+  stream: z.string(),
+  seq: z.number().int().positive(),
+  runId: z.string(),
+  committedAt: z.string(),
+  /** Lake-relative paths of the files the merged ones replace. */
+  removed: z.array(z.string()).min(1),
+  added: z.array(committedFileSchema).min(1),
+});
+
+export const commitRecordSchema = z.union([dataCommitSchema, compactCommitSchema]);
+
+export type CommittedFile = z.infer<typeof committedFileSchema>;
+export type DataCommit = z.infer<typeof dataCommitSchema>;
+export type CompactCommit = z.infer<typeof compactCommitSchema>;
+export type CommitRecord = DataCommit | CompactCommit;
+
+export const isCompaction = (record: CommitRecord): record is CompactCommit => record.kind === 'compact';
+
+const partitionStateSchema = z.object({
+  partition: z.record(z.string(), z.string()),
+  /** The newest commit of the partition (its files are in `files` while live). */
+  seq: z.number().int().positive(),
+  runId: z.string(),
+  committedAt: z.string(),
+  checkpoint: z.record(z.string(), z.unknown()).nullable(),
+  commits: z.number().int().nonnegative(),
+  rows: z.number().int().nonnegative(),
+  rejects: z.number().int().nonnegative(),
+  /** Times (ms) an unchanged snapshot was confirmed, with the `_snapshot_at` of the rows it confirmed. */
+  confirmations: z.array(z.tuple([z.number().int(), z.number().int()])),
+});
+
+const liveFileSchema = committedFileSchema.omit({ staged: true }).extend({
+  /** The commit that made the file (a flush or a compaction). */
+  seq: z.number().int().positive(),
+});
+
+export const streamStateSchema = z.object({
+  format: z.literal(2),
+  stream: z.string(),
+  /** Every record up to this sequence number is folded in. */
+  seq: z.number().int().nonnegative(),
+  nextSeq: z.number().int().positive(),
+  /** The generation of folders `data/lake/<stream>` links to: the newest compaction's seq, 0 before any. */
+  generation: z.number().int().nonnegative(),
+  partitions: z.array(partitionStateSchema),
+  files: z.array(liveFileSchema),
+});
+
+export type PartitionState = z.infer<typeof partitionStateSchema>;
+export type LiveFile = z.infer<typeof liveFileSchema>;
+export type StreamState = Omit<z.infer<typeof streamStateSchema>, 'partitions'> & {
+  /** By partition id. */
+  partitions: Map<string, PartitionState>;
+};
+
+export function emptyState(stream: string): StreamState {
+  return { format: 2, stream, seq: 0, nextSeq: 1, generation: 0, partitions: new Map(), files: [] };
+}
+
+/** Applies one record, in sequence order, to a stream's state (in place). */
+export function applyRecord(state: StreamState, record: CommitRecord): void {
+  state.seq = Math.max(state.seq, record.seq);
+  state.nextSeq = Math.max(state.nextSeq, record.seq + 1);
+  if (isCompaction(record)) {
+    const removed = new Set(record.removed);
+    state.files = state.files.filter((f) => !removed.has(f.path));
+    for (const { staged: _, ...file } of record.added) state.files.push({ ...file, seq: record.seq });
+    state.generation = record.seq;
+    return;
+  }
+  const id = partitionId(record.partition);
+  const before = state.partitions.get(id);
+  const rowsOf = (table: 'data' | 'rejects') =>
+    record.files.filter((f) => f.table === table).reduce((n, f) => n + f.rows, 0);
+  state.partitions.set(id, {
+    partition: record.partition,
+    seq: record.seq,
+    runId: record.runId,
+    committedAt: record.committedAt,
+    checkpoint: record.checkpoint,
+    commits: (before?.commits ?? 0) + 1,
+    rows: (before?.rows ?? 0) + rowsOf('data'),
+    rejects: (before?.rejects ?? 0) + rowsOf('rejects'),
+    confirmations: [
+      ...(before?.confirmations ?? []),
+      ...(record.confirmedAt !== undefined
+        ? [[record.confirmedAt, Number(record.checkpoint?.snapshotAt)] as [number, number]]
+        : []),
+    ],
+  });
+  for (const { staged: _, ...file } of record.files) state.files.push({ ...file, seq: record.seq });
+}
+
+/** The state as JSON for its file. */
+export function serializeState(state: StreamState): string {
+  return JSON.stringify({ ...state, partitions: [...state.partitions.values()] });
+}
+
+export function parseState(json: unknown): StreamState | { error: string } {
+  const result = streamStateSchema.safeParse(json);
+  if (!result.success) return { error: result.error.message };
+  const { partitions, ...rest } = result.data;
+  return { ...rest, partitions: new Map(partitions.map((p) => [partitionId(p.partition), p])) };
+}
+
+export const partitionStateOf = (state: StreamState | undefined, partition: Partition) =>
+  state?.partitions.get(partitionId(partition));
