@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { DEFAULT_URLS } from '../extract/pipeline.ts';
 import { parseSignedWarpMessage } from '../schemas/warp.ts';
 import { DEFAULT_QUORUM_PERCENTAGE } from '../schemas/warp-validators.ts';
@@ -6,6 +5,7 @@ import { type AggregationBody, requestAggregation } from '../warp/aggregate.ts';
 import { describeSignedMessage } from '../warp/describe.ts';
 import { verifyWarpMessage } from '../warp/verify.ts';
 import { UsageError } from './errors.ts';
+import { EXIT } from './exit.ts';
 import {
   checkLines,
   checkUrl,
@@ -15,11 +15,10 @@ import {
   nodeValidators,
   percentArg,
   userAgentHttp,
-  WARP_NETWORKS,
   type WarpNetwork,
 } from './warp-options.ts';
 
-interface AggregateArgs {
+export interface AggregateArgs {
   network: WarpNetwork;
   message?: string;
   justification?: string;
@@ -27,7 +26,7 @@ interface AggregateArgs {
   buffer?: number;
   'p-chain-height'?: number;
   'signing-subnet'?: string;
-  'base-url': string;
+  'base-url'?: string;
   'node-url'?: string;
   'api-key'?: string;
 }
@@ -57,84 +56,47 @@ function bodyOf(args: AggregateArgs): AggregationBody {
   };
 }
 
-export const aggregateCommand: CommandModule<object, AggregateArgs> = {
-  command: 'aggregate',
-  describe:
-    'Have the Data API aggregate validator signatures over a Warp message; print it signed and decoded',
-  builder: (y) =>
-    y
-      .option('network', { choices: WARP_NETWORKS, demandOption: true, describe: 'Network of the message' })
-      .option('message', {
-        type: 'string',
-        describe: 'Unsigned Warp message, hex (or SendWarpMessage log data)',
-      })
-      .option('justification', { type: 'string', describe: 'Justification for the validators, hex' })
-      .option('quorum', {
-        type: 'number',
-        describe: `Percentage of the signing subnet's weight required (service default ${DEFAULT_QUORUM_PERCENTAGE})`,
-      })
-      .option('buffer', { type: 'number', describe: 'Extra weight percentage to attempt beyond the quorum' })
-      .option('p-chain-height', {
-        type: 'number',
-        describe: 'Validator set at this P-Chain height (0 = current)',
-      })
-      .option('signing-subnet', {
-        type: 'string',
-        describe: "Signing subnet id (default: the source chain's subnet)",
-      })
-      .option('base-url', { type: 'string', default: DEFAULT_URLS.data, describe: 'Data API base URL' })
-      .option('node-url', {
-        type: 'string',
-        describe:
-          'Node to read validator weights from for the decoded view (default: the network’s public node)',
-      })
-      .option('api-key', {
-        type: 'string',
-        describe: 'Data API key (default: $AVALAKE_API_KEY); never printed',
-      }),
-  handler: async (args) => {
-    const body = bodyOf(args);
-    const baseUrl = checkUrl('--base-url', args['base-url']);
-    const nodeUrl = checkUrl('--node-url', args['node-url'] ?? DEFAULT_NODE_URLS[args.network]);
-    const apiKey = args['api-key'] ?? process.env.AVALAKE_API_KEY;
-    const http = userAgentHttp({ ...(apiKey ? { apiKey } : {}), keyedUrl: baseUrl });
+/** The whole command, returning its exit code. */
+export async function aggregate(args: AggregateArgs): Promise<number> {
+  const body = bodyOf(args);
+  const baseUrl = checkUrl('--base-url', args['base-url'] ?? DEFAULT_URLS.data);
+  const nodeUrl = checkUrl('--node-url', args['node-url'] ?? DEFAULT_NODE_URLS[args.network]);
+  const apiKey = args['api-key'] ?? process.env.AVALAKE_API_KEY;
+  const http = userAgentHttp({ ...(apiKey ? { apiKey } : {}), keyedUrl: baseUrl });
+  try {
+    let signed: Buffer;
     try {
-      let signed: Buffer;
-      try {
-        signed = await requestAggregation({ http, baseUrl, network: args.network, body });
-      } catch (error) {
-        process.stderr.write(`avalake: signature aggregation failed: ${(error as Error).message}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      const message = parseSignedWarpMessage(signed);
-      if (typeof message === 'string') {
-        process.stderr.write(`avalake: the service returned a signed message that ${message}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      process.stdout.write(`${signed.toString('hex')}\n`);
-      // The weights come from the node's current set; a failure there only limits the view.
-      try {
-        const v = await verifyWarpMessage({
-          bytes: signed,
-          networkId: NETWORK_IDS[args.network],
-          quorumPercentage: body.quorumPercentage ?? DEFAULT_QUORUM_PERCENTAGE,
-          validatorsOf: nodeValidators(http, nodeUrl, args['signing-subnet']),
-        });
-        process.stdout.write(`${[...describeSignedMessage(message, v), ...checkLines(v)].join('\n')}\n`);
-        if (v.failed)
-          process.stderr.write(
-            `avalake: warning: against the current validators of ${nodeUrl}, the ${v.failed.name} check fails: ${v.failed.detail}\n`,
-          );
-      } catch (error) {
-        process.stdout.write(
-          `${[...describeSignedMessage(message), `signed weight: unknown (${(error as Error).message})`].join('\n')}\n`,
-        );
-      }
-      process.exitCode = 0;
-    } finally {
-      await http.close();
+      signed = await requestAggregation({ http, baseUrl, network: args.network, body });
+    } catch (error) {
+      process.stderr.write(`avalake: signature aggregation failed: ${(error as Error).message}\n`);
+      return EXIT.failed;
     }
-  },
-};
+    const message = parseSignedWarpMessage(signed);
+    if (typeof message === 'string') {
+      process.stderr.write(`avalake: the service returned a signed message that ${message}\n`);
+      return EXIT.failed;
+    }
+    process.stdout.write(`${signed.toString('hex')}\n`);
+    // The weights come from the node's current set; a failure there only limits the view.
+    try {
+      const v = await verifyWarpMessage({
+        bytes: signed,
+        networkId: NETWORK_IDS[args.network],
+        quorumPercentage: body.quorumPercentage ?? DEFAULT_QUORUM_PERCENTAGE,
+        validatorsOf: nodeValidators(http, nodeUrl, args['signing-subnet']),
+      });
+      process.stdout.write(`${[...describeSignedMessage(message, v), ...checkLines(v)].join('\n')}\n`);
+      if (v.failed)
+        process.stderr.write(
+          `avalake: warning: against the current validators of ${nodeUrl}, the ${v.failed.name} check fails: ${v.failed.detail}\n`,
+        );
+    } catch (error) {
+      process.stdout.write(
+        `${[...describeSignedMessage(message), `signed weight: unknown (${(error as Error).message})`].join('\n')}\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await http.close();
+  }
+}

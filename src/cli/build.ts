@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
 import { EXIT } from './exit.ts';
@@ -20,35 +19,22 @@ export function formatBuild(result: BuildResult): string {
   return lines.join('\n');
 }
 
-export const buildCommand: CommandModule<object, BuildArgs> = {
-  command: 'build',
-  describe: 'Build the SQL models into data/warehouse.duckdb, aside, then swap it in',
-  builder: (y) =>
-    y
-      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
-      .option('select', {
-        type: 'string',
-        describe: 'Models to rebuild: name, name+ (and downstream), +name',
-      })
-      .option('models', { type: 'string', default: 'sql/models', describe: 'Folder of the models' })
-      .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
-  handler: async (args) => {
-    try {
-      const result = await buildWarehouse({
-        dataDir: args.dataDir ?? 'data',
-        modelsDir: args.models ?? 'sql/models',
-        ...(args.select !== undefined ? { select: args.select } : {}),
-      });
-      process.stdout.write(`${args.json ? JSON.stringify(result) : formatBuild(result)}\n`);
-      process.exitCode = EXIT.ok;
-    } catch (error) {
-      if (error instanceof ModelError) {
-        process.stderr.write(`avalake: ${error.message}\n`);
-        process.exitCode = EXIT.usage;
-        return;
-      }
-      process.stderr.write(`avalake: ${(error as Error).message}\n`);
-      process.exitCode = EXIT.failed;
+/** The whole command, returning its exit code: 2 for a mistake in the models, 1 for a failed build. */
+export async function build(args: BuildArgs): Promise<number> {
+  try {
+    const result = await buildWarehouse({
+      dataDir: args.dataDir ?? 'data',
+      modelsDir: args.models ?? 'sql/models',
+      ...(args.select !== undefined ? { select: args.select } : {}),
+    });
+    process.stdout.write(`${args.json ? JSON.stringify(result) : formatBuild(result)}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof ModelError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.usage;
     }
-  },
-};
+    process.stderr.write(`avalake: ${(error as Error).message}\n`);
+    return EXIT.failed;
+  }
+}

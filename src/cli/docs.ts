@@ -1,5 +1,4 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import type { CommandModule } from 'yargs';
 import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
 import { EXIT } from './exit.ts';
 import { reportWarehouseError } from './sql.ts';
@@ -38,21 +37,3 @@ export async function docs(args: DocsArgs): Promise<number> {
     return reportWarehouseError(error);
   }
 }
-
-export const docsCommand: CommandModule<object, DocsArgs> = {
-  command: 'docs',
-  describe: 'Write the data dictionary (docs/data-dictionary.md) from the models and the built warehouse',
-  builder: (y) =>
-    y
-      .option('data-dir', {
-        type: 'string',
-        default: 'data',
-        describe: 'Data directory of the built warehouse',
-      })
-      .option('models', { type: 'string', default: 'sql/models', describe: 'Folder of the models' })
-      .option('out', { type: 'string', default: DICTIONARY_PATH, describe: 'File to write' })
-      .option('check', { type: 'boolean', describe: 'Write nothing; exit 1 if the file is out of date' }),
-  handler: async (args) => {
-    process.exitCode = await docs(args);
-  },
-};

@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { type ExportFormat, exportModel } from '../warehouse/export.ts';
 import { EXIT } from './exit.ts';
 import { reportWarehouseError } from './sql.ts';
@@ -33,30 +32,3 @@ export async function exportCommandRun(args: ExportArgs): Promise<number> {
     return reportWarehouseError(error);
   }
 }
-
-export const exportCommand: CommandModule<object, ExportArgs> = {
-  command: 'export <model>',
-  describe: 'Copy a model out of the warehouse as Parquet or CSV, for BI tools',
-  builder: (y) =>
-    y
-      .positional('model', { type: 'string', describe: 'A table or view of the warehouse' })
-      .option('format', {
-        choices: ['parquet', 'csv'] as const,
-        default: 'parquet' as const,
-        describe: 'File format',
-      })
-      .option('out', {
-        type: 'string',
-        demandOption: true,
-        describe: 'File to write (a folder with --partition-by)',
-      })
-      .option('partition-by', {
-        type: 'string',
-        describe: 'Write a folder with one col=value/ subfolder per value',
-      })
-      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
-      .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
-  handler: async (args) => {
-    process.exitCode = await exportCommandRun(args);
-  },
-};

@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { createRunOutput, type RunOutput } from '../extract/progress.ts';
@@ -76,44 +75,14 @@ export function formatSummary(summary: RunSummary): string {
     if (list.length === 1) lines.push(`  ${first.stream} ${JSON.stringify(first.partition)}: ${first.error}`);
     else {
       const streams = [...new Set(list.map((p) => p.stream))].join(', ');
+      const location = first.error?.slice(what.length + 2, -1);
       lines.push(
-        `  ${list.length} partitions of ${streams}: ${what} (first: ${first.error?.slice(what.length + 2, -1)})`,
+        `  ${list.length} partitions of ${streams}: ${what}${location ? ` (first: ${location})` : ''}`,
       );
     }
   }
   return lines.join('\n');
 }
-
-export const extractCommand: CommandModule<object, ExtractArgs> = {
-  command: 'extract [pipeline]',
-  describe: 'Mirror the streams of a pipeline into the Parquet lake, from where the last run stopped',
-  builder: (y) =>
-    y
-      .positional('pipeline', { type: 'string', describe: 'Pipeline file (default pipelines/demo.json)' })
-      .option('streams', {
-        type: 'string',
-        describe: 'Comma-separated streams to run (default: all the pipeline feeds)',
-      })
-      .option('data-dir', { type: 'string', describe: 'Data directory (default data)' })
-      .option('base-url', { type: 'string', describe: 'Data API base URL' })
-      .option('metrics-url', { type: 'string', describe: 'Metrics API base URL' })
-      .option('node-url', { type: 'string', describe: 'Node base URL ({node}/ext/bc/P)' })
-      .option('api-key', { type: 'string', describe: 'Data API key (prefer AVALAKE_API_KEY)' })
-      .option('full-refresh', { type: 'boolean', describe: 'Ignore checkpoints and read everything again' })
-      .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
-      .option('retries', {
-        type: 'number',
-        describe:
-          'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
-      })
-      .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
-      .option('log-format', { choices: ['json', 'pretty'] as const, describe: 'Log lines on stderr' })
-      .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
-      .option('verbose', { type: 'boolean', describe: 'Debug events too' }),
-  handler: async (args) => {
-    process.exitCode = await extract(args, process.env);
-  },
-};
 
 /** The whole command, returning its exit code (tests call it directly). */
 export async function extract(
@@ -203,6 +172,8 @@ export async function extractWith(
       signal,
       ...(config.retries !== undefined ? { retries: config.retries } : {}),
     });
+    for (const host of summary.unreachable ?? [])
+      process.stderr.write(redact(`avalake: ${unreachableMessage(config, host)}\n`));
     return { code: exitCodeOf(summary), summary };
   } catch (error) {
     if (error instanceof LockHeldError) {
@@ -224,4 +195,26 @@ export async function extractWith(
   } finally {
     await http.close();
   }
+}
+
+/** Where each URL of the pipeline comes from, most specific first. */
+const URL_SOURCES = {
+  data: { what: 'the Data API URL', flag: '--base-url', env: 'AVALAKE_BASE_URL' },
+  metrics: { what: 'the Metrics API URL', flag: '--metrics-url', env: 'AVALAKE_METRICS_URL' },
+  node: { what: 'the node URL', flag: '--node-url', env: 'AVALAKE_NODE_URL' },
+} as const;
+
+/** One line for a host that never answered: what failed, which configured URLs point at it, where to fix them. */
+export function unreachableMessage(
+  config: Pick<ExtractConfig, 'pipeline' | 'pipelinePath'>,
+  host: { origin: string; error: string },
+): string {
+  const uses = (Object.keys(URL_SOURCES) as (keyof typeof URL_SOURCES)[])
+    .filter((name) => new URL(config.pipeline.urls[name]).origin === host.origin)
+    .map((name) => {
+      const s = URL_SOURCES[name];
+      return `${s.what} ${config.pipeline.urls[name]} (set by ${s.flag}, ${s.env} or "urls.${name}" in ${config.pipelinePath})`;
+    });
+  const where = uses.length > 0 ? ` It is ${uses.join(' and ')}.` : '';
+  return `${host.error}${where} The run stopped; checkpoints are kept.`;
 }

@@ -1,38 +1,18 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { aggregateCommand } from './aggregate.ts';
-import { buildCommand } from './build.ts';
-import { docsCommand } from './docs.ts';
-import { emulatorCommand } from './emulator.ts';
+import { COMMANDS } from './commands.ts';
 import { UsageError } from './errors.ts';
 import { EXIT } from './exit.ts';
-import { exportCommand } from './export.ts';
-import { extractCommand } from './extract.ts';
-import { reportCommand } from './report.ts';
-import { runCommand } from './run.ts';
-import { sqlCommand } from './sql.ts';
-import { statusCommand } from './status.ts';
-import { testCommand } from './test.ts';
-import { verifyMessageCommand } from './verify-message.ts';
 import { VERSION } from './version.ts';
 
+// Note: only the command table is imported here; each command loads its own modules when it runs, so
+// `--help` and `--version` stay fast (issue 11).
 await yargs(hideBin(process.argv))
   .scriptName('avalake')
   .usage(
     '$0 <command> [options]\n\nMirror the Avalanche Data API, Metrics API and P-Chain RPC into a Parquet lake.',
   )
-  .command(extractCommand)
-  .command(buildCommand)
-  .command(testCommand)
-  .command(runCommand)
-  .command(exportCommand)
-  .command(sqlCommand)
-  .command(reportCommand)
-  .command(docsCommand)
-  .command(statusCommand)
-  .command(emulatorCommand)
-  .command(aggregateCommand)
-  .command(verifyMessageCommand)
+  .command(COMMANDS)
   .demandCommand(1, 'Name a command; see the list above.')
   .strict()
   .version(VERSION)

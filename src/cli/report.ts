@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { CommandModule } from 'yargs';
 import { writeReport } from '../report/report.ts';
 import { EXIT } from './exit.ts';
 import { reportWarehouseError } from './sql.ts';
@@ -30,19 +29,3 @@ export async function report(args: ReportArgs): Promise<number> {
     return reportWarehouseError(error);
   }
 }
-
-export const reportCommand: CommandModule<object, ReportArgs> = {
-  command: 'report',
-  describe: 'Write one self-contained HTML page of charts from the marts (reads the warehouse read-only)',
-  builder: (y) =>
-    y
-      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
-      .option('out', { type: 'string', describe: 'The HTML file to write (default: <data-dir>/report.html)' })
-      .option('network', {
-        type: 'string',
-        describe: 'mainnet or fuji, when the warehouse holds both (default: the only one, else mainnet)',
-      }),
-  handler: async (args) => {
-    process.exitCode = await report(args);
-  },
-};

@@ -1,18 +1,10 @@
-import type { Argv, CommandModule } from 'yargs';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
 import { EXIT } from './exit.ts';
-import {
-  type ExtractArgs,
-  extractCommand,
-  extractWith,
-  outputOf,
-  redactorOf,
-  resolveOrReport,
-} from './extract.ts';
+import { type ExtractArgs, extractWith, outputOf, redactorOf, resolveOrReport } from './extract.ts';
 
 export interface RunArgs extends ExtractArgs {
   maxAge?: string[];
@@ -301,19 +293,3 @@ export function formatRun(report: RunReport): string {
   );
   return lines.join('\n');
 }
-
-export const runCommand: CommandModule<object, RunArgs> = {
-  command: 'run [pipeline]',
-  describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
-  builder: (y) =>
-    // The extract's flags, all of them, then what the tests need.
-    (extractCommand.builder as (y: Argv) => Argv<ExtractArgs>)(y).option('max-age', {
-      type: 'string',
-      array: true,
-      describe:
-        'How old a stream’s newest commit may be before its freshness test fails: 24h (default), stream=2d',
-    }),
-  handler: async (args) => {
-    process.exitCode = await run(args, process.env);
-  },
-};

@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { ModelError } from '../warehouse/models.ts';
 import {
   formatResult,
@@ -49,20 +48,3 @@ export async function sql(args: SqlArgs): Promise<number> {
     return reportWarehouseError(error);
   }
 }
-
-export const sqlCommand: CommandModule<object, SqlArgs> = {
-  command: 'sql <query>',
-  describe: 'Run a query on the warehouse (read-only) and print the answer',
-  builder: (y) =>
-    y
-      .positional('query', { type: 'string', describe: 'SQL, e.g. "select * from stg_rewards limit 5"' })
-      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
-      .option('format', {
-        choices: ['table', 'csv', 'json'] as const,
-        default: 'table' as const,
-        describe: 'Output: a text table, CSV with a header, or a JSON array of rows',
-      }),
-  handler: async (args) => {
-    process.exitCode = await sql(args);
-  },
-};

@@ -1,4 +1,3 @@
-import type { CommandModule } from 'yargs';
 import { formatTable } from '../warehouse/sql.ts';
 import { parseMaxAge, runWarehouseTests, type TestReport } from '../warehouse/test.ts';
 import { EXIT } from './exit.ts';
@@ -50,26 +49,3 @@ export async function test(args: TestArgs, now = Date.now()): Promise<number> {
     return reportWarehouseError(error);
   }
 }
-
-export const testCommand: CommandModule<object, TestArgs> = {
-  command: 'test',
-  describe: 'Check the warehouse: keys, not-null and accepted values, freshness per stream, sql/tests',
-  builder: (y) =>
-    y
-      .option('data-dir', { type: 'string', default: 'data', describe: 'Data directory' })
-      .option('select', {
-        type: 'string',
-        describe: 'Only these models: name, name+ (and downstream), +name',
-      })
-      .option('models', { type: 'string', default: 'sql/models', describe: 'Folder of the models' })
-      .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })
-      .option('max-age', {
-        type: 'string',
-        array: true,
-        describe: 'How old a stream’s newest commit may be: 24h (default), or stream=2d for one stream',
-      })
-      .option('json', { type: 'boolean', describe: 'Print the report as JSON' }),
-  handler: async (args) => {
-    process.exitCode = await test(args);
-  },
-};

@@ -4,12 +4,12 @@ import { DEFAULT_URLS } from '../extract/pipeline.ts';
 import { decodeHex, type UnsignedWarpMessage } from '../schemas/warp.ts';
 import { createNodeReader } from '../warp/node.ts';
 import type { Verification } from '../warp/verify.ts';
+import type { WARP_NETWORKS } from './commands.ts';
 import { UsageError } from './errors.ts';
 import { VERSION } from './version.ts';
 
 // What `aggregate` and `verify-message` share: networks, hex arguments, the node, and how checks print.
 
-export const WARP_NETWORKS = ['mainnet', 'fuji', 'testnet'] as const;
 export type WarpNetwork = (typeof WARP_NETWORKS)[number];
 export const NETWORK_IDS: Record<WarpNetwork, number> = { mainnet: 1, fuji: 5, testnet: 5 };
 /** The public API nodes; the emulator serves Fuji at `{url}/fuji`. */

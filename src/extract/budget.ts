@@ -1,4 +1,5 @@
 import { QuotaExhaustedError } from './errors.ts';
+import { sleep as abortableSleep } from './sleep.ts';
 
 /**
  * A compute-unit budget shared by every request to one host. It reads the `ratelimit-*` headers of each
@@ -45,7 +46,7 @@ export function parsePolicy(header: string | undefined): Policy[] {
 
 export function createRateBudget(options: BudgetOptions): RateBudget {
   const now = options.now ?? (() => Date.now());
-  const sleep = options.sleep ?? defaultSleep;
+  const sleep = options.sleep ?? abortableSleep;
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 
   let known = false;
@@ -125,20 +126,3 @@ const num = (v: string | undefined): number | undefined => {
   const n = Number(v);
   return Number.isFinite(n) ? n : undefined;
 };
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-export { defaultSleep as sleep };

@@ -59,6 +59,82 @@ function describeWindow(seconds: number | undefined): string {
   return `${seconds}-second`;
 }
 
+/**
+ * Every connection to a host failed before any HTTP answer (refused, name not resolved, TLS failed) and none
+ * ever succeeded this run: the URL is wrong or the service is not there. Final, and shared by every request
+ * to that host, so a run with a mistyped URL ends in seconds instead of retrying each partition.
+ */
+export class DeadHostError extends Error {
+  override name = 'DeadHostError';
+  constructor(
+    /** `scheme://host:port`, never a path or query (nor a key: keys travel in headers). */
+    readonly origin: string,
+    /** The connection error's code: ECONNREFUSED, ENOTFOUND, EAI_AGAIN, a TLS or certificate code. */
+    readonly code: string,
+    readonly attempts: number,
+    readonly seconds: number,
+    options?: { cause?: unknown },
+  ) {
+    const { what, advice } = describeConnectionFailure(code);
+    super(
+      `connection to ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered): ${advice}`,
+      options,
+    );
+  }
+}
+
+/** TLS and certificate failures: `ERR_SSL_WRONG_VERSION_NUMBER`, `CERT_HAS_EXPIRED`, `EPROTO`, … */
+const TLS = /^ERR_(SSL|TLS)_|CERT|^UNABLE_TO_(GET|VERIFY)|^EPROTO$/;
+
+const REFUSED_OR_UNRESOLVED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
+/**
+ * The code of an error that happened before the host answered anything: refused, unresolved, unroutable,
+ * or a failed TLS handshake (a bad certificate, or https to a plain-HTTP port). Undefined for everything
+ * else, timeouts and resets included: a slow or flapping host is not a dead one.
+ */
+export function connectionFailureOf(error: unknown, depth = 0): string | undefined {
+  if (!(error instanceof Error) || depth > 4) return undefined;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (typeof code === 'string') {
+    if (REFUSED_OR_UNRESOLVED.has(code)) return code;
+    if (TLS.test(code)) return code;
+  }
+  // Happy eyeballs (IPv6 and IPv4 both tried) reports an AggregateError; undici may wrap the socket's error.
+  const inner = [
+    ...(error instanceof AggregateError ? (error.errors as unknown[]) : []),
+    (error as { cause?: unknown }).cause,
+  ];
+  for (const e of inner) {
+    const found = connectionFailureOf(e, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** What the code means, and what to check. */
+function describeConnectionFailure(code: string): { what: string; advice: string } {
+  if (TLS.test(code))
+    return {
+      what: `the TLS handshake failed, ${code}`,
+      advice: 'is the scheme (http or https) right, and the host’s certificate valid?',
+    };
+  const advice = 'is the service up, and is the URL right?';
+  if (code === 'ECONNREFUSED') return { what: 'connection refused, ECONNREFUSED', advice };
+  if (code === 'ENOTFOUND' || code.startsWith('EAI_'))
+    return { what: `the host name does not resolve, ${code}`, advice };
+  return { what: `no route to the host, ${code}`, advice };
+}
+
 /** The service refused a page token (expired after 24 hours, or from another query): restart the window. */
 export function isRejectedPageToken(error: unknown): boolean {
   return error instanceof FinalError && error.status === 400 && /pageToken/i.test(error.message);

@@ -1,7 +1,15 @@
 import pRetry, { AbortError } from 'p-retry';
 import type { RateBudget } from './budget.ts';
-import { FinalError, QuotaExhaustedError, type RequestLocation, RetryableError } from './errors.ts';
+import {
+  connectionFailureOf,
+  DeadHostError,
+  FinalError,
+  QuotaExhaustedError,
+  type RequestLocation,
+  RetryableError,
+} from './errors.ts';
 import type { HttpClient, HttpRequest } from './http.ts';
+import { sleep as abortableSleep } from './sleep.ts';
 
 /** Attempts after the first before a request counts as failed (the run then exits 1, checkpoints kept). */
 export const RETRY_COUNT = 8;
@@ -9,6 +17,14 @@ export const BASE_DELAY_MS = 250;
 export const MAX_DELAY_MS = 30_000;
 /** A 429 without `retry-after` or `ratelimit-reset` waits this long. */
 export const DEFAULT_429_DELAY_MS = 1_000;
+/**
+ * A host is declared unreachable once this many connection attempts, spread over at least
+ * DEAD_HOST_AFTER_MS, all failed before it answered (refused, unresolved, TLS) and none ever succeeded.
+ * The span lets a service that is restarting as the run starts come up; any answer at all, even a 5xx,
+ * keeps the full retry policy for the rest of the run.
+ */
+export const DEAD_HOST_ATTEMPTS = 4;
+export const DEAD_HOST_AFTER_MS = 4_000;
 
 /** What the final statuses mean for the user, and what to do about them. */
 const FINAL_ADVICE: Record<number, string> = {
@@ -30,7 +46,22 @@ export interface FetcherOptions {
   log?: (event: Record<string, unknown>) => void;
   retries?: number;
   baseDelayMs?: number;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Must reject with the abort reason of any signal given, at once (see sleep.ts). */
+  sleep?: (ms: number, ...signals: (AbortSignal | undefined)[]) => Promise<void>;
+  deadHostAttempts?: number;
+  deadHostAfterMs?: number;
+  now?: () => number;
+}
+
+/** What the fetcher knows of one origin's reachability this run. */
+interface OriginHealth {
+  /** An HTTP answer (any status) came back at least once. */
+  answered: boolean;
+  failures: number;
+  firstFailureAt: number;
+  dead?: DeadHostError;
+  /** Aborted with the DeadHostError: ends every wait of a request to this origin at once. */
+  down: AbortController;
 }
 
 export type Fetcher = (request: FetchRequest) => Promise<unknown>;
@@ -41,12 +72,39 @@ export type Fetcher = (request: FetchRequest) => Promise<unknown>;
  * backs off exponentially with full jitter otherwise.
  */
 export function createFetcher(options: FetcherOptions): Fetcher {
-  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const sleep = options.sleep ?? abortableSleep;
   const baseDelayMs = options.baseDelayMs ?? BASE_DELAY_MS;
+  const now = options.now ?? Date.now;
+  const deadAttempts = options.deadHostAttempts ?? DEAD_HOST_ATTEMPTS;
+  const deadAfterMs = options.deadHostAfterMs ?? DEAD_HOST_AFTER_MS;
+  const health = new Map<string, OriginHealth>();
+  const healthOf = (origin: string) => {
+    let h = health.get(origin);
+    if (!h) {
+      h = { answered: false, failures: 0, firstFailureAt: 0, down: new AbortController() };
+      health.set(origin, h);
+    }
+    return h;
+  };
+  /** Counts a failed connection; returns the host's DeadHostError once it has earned one. */
+  const connectionFailed = (origin: string, h: OriginHealth, error: unknown) => {
+    const code = connectionFailureOf(error);
+    if (h.dead || h.answered || code === undefined) return h.dead;
+    if (h.failures++ === 0) h.firstFailureAt = now();
+    const spanMs = now() - h.firstFailureAt;
+    if (h.failures >= deadAttempts && spanMs >= deadAfterMs) {
+      h.dead = new DeadHostError(origin, code, h.failures, spanMs / 1000, { cause: error });
+      h.down.abort(h.dead);
+    }
+    return h.dead;
+  };
 
   return (request) => {
     const at: RequestLocation = { ...request.at, request: `${request.method ?? 'GET'} ${request.url}` };
+    const origin = new URL(request.url).origin;
+    const host = healthOf(origin);
     const attempt = async () => {
+      if (host.dead) throw new AbortError(host.dead);
       if (request.budget) await request.budget.acquire(request.cost, request.signal);
       let answer: Awaited<ReturnType<HttpClient['send']>>;
       try {
@@ -54,7 +112,8 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       } catch (error) {
         request.budget?.settle(request.cost, 0, {});
         if (request.signal?.aborted) throw new AbortError(request.signal.reason ?? (error as Error));
-        const origin = new URL(request.url).origin;
+        const dead = connectionFailed(origin, host, error);
+        if (dead) throw new AbortError(dead);
         throw new RetryableError(
           `connection to ${origin} failed (${(error as Error).message}): is the service up, and is the URL in the pipeline or --base-url/--metrics-url/--node-url right?`,
           at,
@@ -62,6 +121,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
           { cause: error },
         );
       }
+      host.answered = true;
       try {
         request.budget?.settle(request.cost, answer.status, answer.headers);
       } catch (error) {
@@ -93,7 +153,8 @@ export function createFetcher(options: FetcherOptions): Fetcher {
           stream: at.stream,
           partition: at.partition,
         });
-        await sleep(delayMs, request.signal);
+        // Note: the wait ends early on an interrupt, a spent quota, or this host declared unreachable.
+        await sleep(delayMs, request.signal, host.down.signal);
       },
     }).catch((error: unknown) => {
       // p-retry wraps what AbortError carried; hand the original (quota, abort reason) back.

@@ -2,7 +2,7 @@ import { type Lake, openLake } from '../load/index.ts';
 import { computeUnitsOf } from '../reference/compute-units.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
-import { FinalError, QuotaExhaustedError } from './errors.ts';
+import { DeadHostError, FinalError, QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -53,6 +53,8 @@ export interface RunSummary {
   partitions: PartitionSummary[];
   /** Set when a quota stopped the run: which, and when it resets. */
   quota?: string;
+  /** Hosts that never answered (refused, unresolved, TLS failed): they stopped the run, which failed. */
+  unreachable?: { origin: string; error: string }[];
   recovered: { rolledForward: number; discarded: number };
 }
 
@@ -94,6 +96,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const onAbort = () => stop.abort(options.signal?.reason ?? new Error('interrupted'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let quota: QuotaExhaustedError | undefined;
+    const unreachable: NonNullable<RunSummary['unreachable']> = [];
 
     // Unfinished work first: partitions never extracted or stopped mid-walk (by a quota, say) go ahead of
     // those that only need a look for news, so a backfill spread over many quota-limited runs progresses.
@@ -130,6 +133,12 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           quota = summary.cause as QuotaExhaustedError;
           stop.abort(quota);
         }
+        // A host that never answers fails every partition it serves: stop the run instead of walking them all.
+        const dead = summary.cause;
+        if (dead instanceof DeadHostError && !unreachable.some((u) => u.origin === dead.origin)) {
+          unreachable.push({ origin: dead.origin, error: dead.message });
+          stop.abort(dead);
+        }
         results.push(summary.summary);
       }
     };
@@ -139,18 +148,21 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const failed = results.filter((r) => r.status === 'failed').length;
     const status: RunSummary['status'] = options.signal?.aborted
       ? 'interrupted'
-      : quota
-        ? 'quota'
-        : failed === 0
-          ? 'ok'
-          : failed === results.length
-            ? 'failed'
-            : 'partial';
+      : unreachable.length > 0
+        ? 'failed'
+        : quota
+          ? 'quota'
+          : failed === 0
+            ? 'ok'
+            : failed === results.length
+              ? 'failed'
+              : 'partial';
     return {
       runId: lake.runId,
       status,
       partitions: results,
       ...(quota ? { quota: quota.message } : {}),
+      ...(unreachable.length > 0 ? { unreachable } : {}),
       recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
     };
   } finally {
@@ -260,7 +272,12 @@ async function extractPartition(work: PartitionWork) {
     }
   } catch (error) {
     cause = error;
-    status = error instanceof QuotaExhaustedError ? 'quota' : work.signal.aborted ? 'interrupted' : 'failed';
+    status =
+      error instanceof QuotaExhaustedError
+        ? 'quota'
+        : work.signal.aborted && !(error instanceof DeadHostError)
+          ? 'interrupted'
+          : 'failed';
   }
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
   // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
@@ -289,7 +306,8 @@ async function extractPartition(work: PartitionWork) {
     retries: summary.retries,
   });
   work.log({
-    level: status === 'failed' ? 'error' : 'info',
+    // An unreachable host is reported once for the run (RunSummary.unreachable), not once per partition.
+    level: status === 'failed' && !(cause instanceof DeadHostError) ? 'error' : 'info',
     msg: `partition ${status}`,
     stream: stream.name,
     partition: JSON.stringify(partition),

@@ -1,0 +1,295 @@
+import type { Argv, CommandModule } from 'yargs';
+
+/**
+ * Every command's name, description and flags, and nothing else: `avalake --help` and `--version` load this
+ * file and yargs only. A command's module (and with it DuckDB, Arrow, the emulator, the BLS curves) is
+ * imported when that command runs.
+ */
+
+export const WARP_NETWORKS = ['mainnet', 'fuji', 'testnet'] as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A handler that imports its module on first use; the command's exit code becomes the process's. */
+function lazy<A>(load: () => Promise<(args: A, env: Env) => Promise<number | undefined>>) {
+  // yargs has checked the flags against the builder, which is what the command's args type describes.
+  return async (args: unknown) => {
+    const command = await load();
+    const code = await command(args as A, process.env);
+    if (code !== undefined) process.exitCode = code;
+  };
+}
+
+type ArgsOf<F> = F extends (args: infer A, ...rest: never[]) => unknown ? A : never;
+type ExtractArgs = ArgsOf<typeof import('./extract.ts').extract>;
+type RunArgs = ArgsOf<typeof import('./run.ts').run>;
+
+/** The extract's flags; `run` takes all of them too. */
+const extractOptions = <T>(y: Argv<T>) =>
+  y
+    .positional('pipeline', { type: 'string', describe: 'Pipeline file (default pipelines/demo.json)' })
+    .option('streams', {
+      type: 'string',
+      describe: 'Comma-separated streams to run (default: all the pipeline feeds)',
+    })
+    .option('data-dir', { type: 'string', describe: 'Data directory (default data)' })
+    .option('base-url', { type: 'string', describe: 'Data API base URL' })
+    .option('metrics-url', { type: 'string', describe: 'Metrics API base URL' })
+    .option('node-url', { type: 'string', describe: 'Node base URL ({node}/ext/bc/P)' })
+    .option('api-key', { type: 'string', describe: 'Data API key (prefer AVALAKE_API_KEY)' })
+    .option('full-refresh', { type: 'boolean', describe: 'Ignore checkpoints and read everything again' })
+    .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
+    .option('retries', {
+      type: 'number',
+      describe: 'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
+    })
+    .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
+    .option('log-format', { choices: ['json', 'pretty'] as const, describe: 'Log lines on stderr' })
+    .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
+    .option('verbose', { type: 'boolean', describe: 'Debug events too' });
+
+const selectOption = {
+  type: 'string',
+  describe: 'Only these models: name, name+ (and downstream), +name',
+} as const;
+const dataDirOption = { type: 'string', default: 'data', describe: 'Data directory' } as const;
+const modelsOption = { type: 'string', default: 'sql/models', describe: 'Folder of the models' } as const;
+
+export const COMMANDS: CommandModule[] = [
+  {
+    command: 'extract [pipeline]',
+    describe: 'Mirror the streams of a pipeline into the Parquet lake, from where the last run stopped',
+    builder: extractOptions,
+    handler: lazy<ExtractArgs>(async () => (await import('./extract.ts')).extract),
+  },
+  {
+    command: 'build',
+    describe: 'Build the SQL models into data/warehouse.duckdb, aside, then swap it in',
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('select', selectOption)
+        .option('models', modelsOption)
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+    handler: lazy(async () => (await import('./build.ts')).build),
+  },
+  {
+    command: 'test',
+    describe: 'Check the warehouse: keys, not-null and accepted values, freshness per stream, sql/tests',
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('select', selectOption)
+        .option('models', modelsOption)
+        .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })
+        .option('max-age', {
+          type: 'string',
+          array: true,
+          describe: 'How old a stream’s newest commit may be: 24h (default), or stream=2d for one stream',
+        })
+        .option('json', { type: 'boolean', describe: 'Print the report as JSON' }),
+    // Note: test() takes a clock as its second parameter, not the environment.
+    handler: lazy(async () => {
+      const { test } = await import('./test.ts');
+      return (args: Parameters<typeof test>[0]) => test(args);
+    }),
+  },
+  {
+    command: 'run [pipeline]',
+    describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
+    builder: (y) =>
+      extractOptions(y).option('max-age', {
+        type: 'string',
+        array: true,
+        describe:
+          'How old a stream’s newest commit may be before its freshness test fails: 24h (default), stream=2d',
+      }),
+    handler: lazy<RunArgs>(async () => (await import('./run.ts')).run),
+  },
+  {
+    command: 'export <model>',
+    describe: 'Copy a model out of the warehouse as Parquet or CSV, for BI tools',
+    builder: (y) =>
+      y
+        .positional('model', { type: 'string', describe: 'A table or view of the warehouse' })
+        .option('format', {
+          choices: ['parquet', 'csv'] as const,
+          default: 'parquet' as const,
+          describe: 'File format',
+        })
+        .option('out', {
+          type: 'string',
+          demandOption: true,
+          describe: 'File to write (a folder with --partition-by)',
+        })
+        .option('partition-by', {
+          type: 'string',
+          describe: 'Write a folder with one col=value/ subfolder per value',
+        })
+        .option('data-dir', dataDirOption)
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+    handler: lazy(async () => (await import('./export.ts')).exportCommandRun),
+  },
+  {
+    command: 'sql <query>',
+    describe: 'Run a query on the warehouse (read-only) and print the answer',
+    builder: (y) =>
+      y
+        .positional('query', { type: 'string', describe: 'SQL, e.g. "select * from stg_rewards limit 5"' })
+        .option('data-dir', dataDirOption)
+        .option('format', {
+          choices: ['table', 'csv', 'json'] as const,
+          default: 'table' as const,
+          describe: 'Output: a text table, CSV with a header, or a JSON array of rows',
+        }),
+    handler: lazy(async () => (await import('./sql.ts')).sql),
+  },
+  {
+    command: 'report',
+    describe: 'Write one self-contained HTML page of charts from the marts (reads the warehouse read-only)',
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('out', {
+          type: 'string',
+          describe: 'The HTML file to write (default: <data-dir>/report.html)',
+        })
+        .option('network', {
+          type: 'string',
+          describe: 'mainnet or fuji, when the warehouse holds both (default: the only one, else mainnet)',
+        }),
+    handler: lazy(async () => (await import('./report.ts')).report),
+  },
+  {
+    command: 'docs',
+    describe: 'Write the data dictionary (docs/data-dictionary.md) from the models and the built warehouse',
+    builder: (y) =>
+      y
+        .option('data-dir', { ...dataDirOption, describe: 'Data directory of the built warehouse' })
+        .option('models', modelsOption)
+        .option('out', { type: 'string', describe: 'File to write (default docs/data-dictionary.md)' })
+        .option('check', { type: 'boolean', describe: 'Write nothing; exit 1 if the file is out of date' }),
+    handler: lazy(async () => (await import('./docs.ts')).docs),
+  },
+  {
+    command: 'status',
+    describe: 'Where each stream and partition stands: last commit, checkpoint, rows, rejects, freshness',
+    builder: (y) =>
+      y
+        .option('data-dir', { type: 'string', describe: 'Data directory (default data; AVALAKE_DATA_DIR)' })
+        .option('json', { type: 'boolean', describe: 'Print JSON instead of a table' }),
+    handler: lazy(async () => {
+      const { status } = await import('./status.ts');
+      return (args: Parameters<typeof status>[0], env: Env) => status(args, env);
+    }),
+  },
+  {
+    command: 'emulator',
+    describe: 'Serve the Data API, Metrics API and P-Chain RPC locally from one port',
+    builder: (y) =>
+      y
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
+        .option('port', { type: 'number', default: 0, describe: 'Port; 0 picks any free one' })
+        .option('seed', {
+          type: 'number',
+          default: 1,
+          describe: 'World seed: the same seed gives the same world',
+        })
+        .option('scale', { type: 'string', default: 'small', describe: 'World size: small, medium or large' })
+        .option('faults', {
+          type: 'string',
+          default: '',
+          describe: 'Injected faults, e.g. "429=0.1,500=0.02,reset=0.01,truncate=0.01,slow=0.02:3000"',
+        })
+        .option('rate-limit', {
+          type: 'string',
+          default: 'on',
+          describe: 'on (published CU allowances), off, or e.g. "minute=1,day=60,scale=0.1"',
+        })
+        .option('clock', {
+          type: 'string',
+          default: 'real',
+          describe: 'real, fixed:<unix seconds> or speed:<factor>',
+        })
+        .option('keys', {
+          type: 'string',
+          default: '',
+          describe:
+            'Known API keys, e.g. "KEY:pro,KEY2:free:deny=/v1/signatureAggregator" (or set AVALAKE_EMULATOR_KEYS, kept off the command line)',
+        }),
+    handler: lazy(async () => {
+      const { serveEmulator } = await import('./emulator.ts');
+      return async (args: Parameters<typeof serveEmulator>[0]) => {
+        await serveEmulator(args);
+        return undefined;
+      };
+    }),
+  },
+  {
+    command: 'aggregate',
+    describe:
+      'Have the Data API aggregate validator signatures over a Warp message; print it signed and decoded',
+    builder: (y) =>
+      y
+        .option('network', { choices: WARP_NETWORKS, demandOption: true, describe: 'Network of the message' })
+        .option('message', {
+          type: 'string',
+          describe: 'Unsigned Warp message, hex (or SendWarpMessage log data)',
+        })
+        .option('justification', { type: 'string', describe: 'Justification for the validators, hex' })
+        .option('quorum', {
+          type: 'number',
+          describe: "Percentage of the signing subnet's weight required (service default 67)",
+        })
+        .option('buffer', {
+          type: 'number',
+          describe: 'Extra weight percentage to attempt beyond the quorum',
+        })
+        .option('p-chain-height', {
+          type: 'number',
+          describe: 'Validator set at this P-Chain height (0 = current)',
+        })
+        .option('signing-subnet', {
+          type: 'string',
+          describe: "Signing subnet id (default: the source chain's subnet)",
+        })
+        .option('base-url', { type: 'string', describe: 'Data API base URL (default: the public Data API)' })
+        .option('node-url', {
+          type: 'string',
+          describe:
+            'Node to read validator weights from for the decoded view (default: the network’s public node)',
+        })
+        .option('api-key', {
+          type: 'string',
+          describe: 'Data API key (default: $AVALAKE_API_KEY); never printed',
+        }),
+    handler: lazy(async () => (await import('./aggregate.ts')).aggregate),
+  },
+  {
+    command: 'verify-message <hex>',
+    describe:
+      'Check a signed Warp message against the current validator set from a node (exit 0 valid, 1 invalid)',
+    builder: (y) =>
+      y
+        .positional('hex', {
+          type: 'string',
+          demandOption: true,
+          describe: 'The signed message, hex (0x optional)',
+        })
+        .option('network', { choices: WARP_NETWORKS, demandOption: true, describe: 'Network of the message' })
+        .option('node-url', {
+          type: 'string',
+          describe:
+            'Node whose P-Chain RPC gives the validators (default: the public API node of the network)',
+        })
+        .option('quorum', {
+          type: 'number',
+          describe: "Percentage of the signing subnet's weight that must have signed (default 67)",
+        })
+        .option('signing-subnet', {
+          type: 'string',
+          describe: "Subnet whose validators signed (default: the source chain's subnet)",
+        }),
+    handler: lazy(async () => (await import('./verify-message.ts')).verifyMessage),
+  },
+];
