@@ -1,12 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  type CommitRecord,
-  LakeCorruptError,
-  type LockHolder,
-  readCommitLog,
-  readLockHolder,
-} from '../load/index.ts';
+import { LakeCorruptError, type LockHolder, readLakeState, readLockHolder } from '../load/index.ts';
 import { EXIT } from './exit.ts';
 
 interface StatusArgs {
@@ -14,12 +8,13 @@ interface StatusArgs {
   json?: boolean;
 }
 
-/** Where one partition stands, from its commit records alone. */
+/** Where one partition stands, from its commit log alone. */
 export interface PartitionStatus {
   stream: string;
   partition: Readonly<Record<string, string>>;
   commits: number;
   lastSeq: number;
+  /** The newest commit: new rows, or a run that checked and found nothing new (or an unchanged snapshot). */
   lastCommitAt: string;
   /** Seconds since the last commit. */
   ageSeconds: number;
@@ -45,32 +40,20 @@ export interface LakeStatus {
  * so this is safe while an extract runs; it only ever reads.
  */
 export async function readStatus(dataDir: string, now = Date.now()): Promise<LakeStatus> {
-  const log = await readCommitLog(dataDir);
   const partitions: PartitionStatus[] = [];
-  for (const [stream, records] of log) {
-    const byPartition = new Map<string, CommitRecord[]>();
-    for (const record of records) {
-      const id = partitionText(record.partition);
-      byPartition.set(id, [...(byPartition.get(id) ?? []), record]);
-    }
-    for (const list of byPartition.values()) {
-      const last = list[list.length - 1] as CommitRecord;
-      const sum = (table: 'data' | 'rejects') =>
-        list.reduce(
-          (n, r) => n + r.files.filter((f) => f.table === table).reduce((m, f) => m + f.rows, 0),
-          0,
-        );
+  for (const [stream, state] of await readLakeState(dataDir)) {
+    for (const p of state.partitions.values()) {
       partitions.push({
         stream,
-        partition: last.partition,
-        commits: list.length,
-        lastSeq: last.seq,
-        lastCommitAt: last.committedAt,
-        ageSeconds: Math.max(0, Math.round((now - Date.parse(last.committedAt)) / 1000)),
-        lastRunId: last.runId,
-        checkpoint: last.checkpoint,
-        rows: sum('data'),
-        rejects: sum('rejects'),
+        partition: p.partition,
+        commits: p.commits,
+        lastSeq: p.seq,
+        lastCommitAt: p.committedAt,
+        ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)),
+        lastRunId: p.runId,
+        checkpoint: p.checkpoint,
+        rows: p.rows,
+        rejects: p.rejects,
       });
     }
   }
@@ -105,8 +88,8 @@ export function checkpointText(checkpoint: Readonly<Record<string, unknown>> | n
   if (checkpoint === null) return '-';
   const parts: string[] = [];
   for (const [key, value] of Object.entries(checkpoint)) {
-    // The boundary keys and open-record hashes are bookkeeping; their count is enough.
-    if (key === 'boundary') continue;
+    // The boundary keys and a snapshot's answer hash are bookkeeping.
+    if (key === 'boundary' || key === 'answer') continue;
     if (key === 'window') parts.push('paging');
     else if (typeof value === 'number') parts.push(`${key}=${timeOrNumber(value)}`);
     else if (typeof value === 'string') parts.push(`${key}=${keyText(value)}`);
