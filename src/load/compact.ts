@@ -35,6 +35,8 @@ export interface CompactionPlan {
   groups: { folder: string; files: LiveFile[] }[];
 }
 
+export type CompactionStep = 'link' | 'merge' | 'commit';
+
 export interface CompactionResult {
   stream: string;
   /** Files replaced, and the merged files that replaced them. */
@@ -89,6 +91,8 @@ export async function compactStream(args: {
   log: CommitLog;
   plan: CompactionPlan;
   runId?: string;
+  /** Called as the compaction enters each step (progress, and the crash tests' kill points). */
+  onStep?: (step: CompactionStep) => void;
 }): Promise<CompactionResult> {
   const { paths, log, plan } = args;
   const { stream } = plan;
@@ -108,12 +112,14 @@ export async function compactStream(args: {
     return target;
   };
   try {
+    args.onStep?.('link');
     const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
     for (const file of state.files) {
       if (file.table !== 'data' || removed.has(file.path)) continue;
       await link(join(paths.lakeDir, ...file.path.split('/')), await place(file.path));
     }
     const added: CommittedFile[] = [];
+    args.onStep?.('merge');
     await withDuckDB(':memory:', async (db) => {
       for (const [n, group] of plan.groups.entries()) {
         const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
@@ -142,6 +148,7 @@ export async function compactStream(args: {
     });
     for (const dir of dirs) await fsyncDir(dir);
     result.written = added.length;
+    args.onStep?.('commit');
     await log.commitCompaction({
       format: 1,
       kind: 'compact',

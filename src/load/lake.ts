@@ -8,7 +8,7 @@ import {
   type PartitionState,
   type RecoveryReport,
 } from './commit.ts';
-import { type CompactionResult, compactStream, planCompaction } from './compact.ts';
+import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { type LakePaths, lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
@@ -36,7 +36,11 @@ export interface Lake {
    * Merges small files (`due`: only the size tiers past their threshold; `all`: every folder's small
    * files), one commit per stream. `streams` limits it.
    */
-  compact(mode: 'due' | 'all', streams?: readonly string[]): Promise<CompactionResult[]>;
+  compact(
+    mode: 'due' | 'all',
+    streams?: readonly string[],
+    onStep?: (stream: string, step: CompactionStep) => void,
+  ): Promise<CompactionResult[]>;
   /** Folds the commit log (where enough records piled up), then releases the lock. Flushes must be over. */
   close(): Promise<void>;
 }
@@ -111,14 +115,17 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         ...(confirmedAt !== undefined ? { confirmedAt } : {}),
       });
     },
-    async compact(mode, streams) {
+    async compact(mode, streams, onStep) {
       if (open.size > 0) throw new Error(`${open.size} flush(es) still open; compaction waits for them`);
       const results: CompactionResult[] = [];
       for (const stream of streams ?? log.streams()) {
         const state = log.state(stream);
         if (!state) continue;
         const plan = planCompaction(state, mode);
-        if (plan.groups.length > 0) results.push(await compactStream({ paths, log, plan, runId }));
+        if (plan.groups.length === 0) continue;
+        results.push(
+          await compactStream({ paths, log, plan, runId, onStep: (step) => onStep?.(stream, step) }),
+        );
       }
       // Maintenance time: the commit log is folded too, however few records it has.
       await log.fold(1);
