@@ -19,6 +19,9 @@ const nodeId = z.string().regex(/^NodeID-[1-9A-HJ-NP-Za-km-z]{20,40}$/, 'a node 
 const cb58Id = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{40,60}$/, 'a cb58 id such as a subnet or blockchain id');
+const historyBound = z.union([z.iso.date(), z.string().regex(/^\d+d$/)], {
+  error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
+});
 const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL such as "http://127.0.0.1:8080"' });
 
 /** A pipeline file (`pipelines/*.json`): what to mirror, from where, and how hard to pull. */
@@ -80,13 +83,15 @@ export const PipelineSchema = z
       .array(z.string().min(1))
       .optional()
       .describe('Streams to run; all that the pipeline feeds when absent'),
-    start: z
-      .union([z.iso.date(), z.string().regex(/^\d+d$/)], {
-        error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
-      })
+    start: historyBound
       .optional()
       .describe(
-        'Where history starts (UTC date, or "30d" for thirty days before each run): the lower bound of cursor and time-series streams, and where newest-first walks of whole chains stop',
+        'Where history starts (UTC date, or "30d" for thirty days before each run): a first run (or --full-refresh) reads every stream whose records have a time down to it and no further',
+      ),
+    end: historyBound
+      .optional()
+      .describe(
+        'Where history ends, exclusive (UTC date, or "1d" for one day before each run): with start, a backfill window; records from end on are not read',
       ),
     pageSize: z
       .record(z.string(), z.int().positive())
@@ -104,10 +109,25 @@ export const PipelineSchema = z
       })
       .prefault({}),
   })
+  .refine((p) => !isDate(p.start) || !isDate(p.end) || p.start < p.end, {
+    path: ['end'],
+    error:
+      'end must be a later date than start (end is exclusive: "start": "2026-01-01", "end": "2026-02-01" reads January)',
+  })
   .transform((p) => ({ ...p, network: p.network === 'testnet' ? ('fuji' as const) : p.network }));
 
 export type Pipeline = z.output<typeof PipelineSchema>;
 export type PipelineInput = z.input<typeof PipelineSchema>;
+
+const isDate = (bound: string | undefined): bound is string => bound?.includes('-') === true;
+
+/** Unix seconds of a history bound: a UTC date's midnight, or `Nd` days before `now`'s midnight. */
+function boundAt(bound: string | undefined, now: number): number | undefined {
+  if (bound === undefined) return undefined;
+  const days = /^(\d+)d$/.exec(bound);
+  if (days) return Math.floor(now / 86_400 - Number(days[1])) * 86_400;
+  return Date.parse(`${bound}T00:00:00Z`) / 1000;
+}
 
 /**
  * Unix seconds where the pipeline's history starts, if it sets one: a UTC date, or `Nd` days before
@@ -117,9 +137,22 @@ export function historyStart(
   pipeline: Pick<Pipeline, 'start'>,
   now: number = Date.now() / 1000,
 ): number | undefined {
-  const start = pipeline.start;
-  if (start === undefined) return undefined;
-  const days = /^(\d+)d$/.exec(start);
-  if (days) return Math.floor(now / 86_400 - Number(days[1])) * 86_400;
-  return Date.parse(`${start}T00:00:00Z`) / 1000;
+  return boundAt(pipeline.start, now);
+}
+
+/**
+ * Unix seconds where the pipeline's history ends (exclusive), if it sets one: records at or after it
+ * are not read. A UTC date, or `Nd` days before `now`.
+ */
+export function historyEnd(
+  pipeline: Pick<Pipeline, 'end'>,
+  now: number = Date.now() / 1000,
+): number | undefined {
+  return boundAt(pipeline.end, now);
+}
+
+/** The inclusive `endTimestamp` a listing takes for the pipeline's exclusive `end`, if it sets one. */
+export function endTimestampOf(pipeline: Pick<Pipeline, 'end'>): number | undefined {
+  const end = historyEnd(pipeline);
+  return end === undefined ? undefined : end - 1;
 }

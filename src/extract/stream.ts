@@ -83,10 +83,11 @@ export interface NewestFirstStream<S extends z.ZodObject> extends StreamBase<S> 
   /** The sort value of a record (for `since`), when the listing takes a lower bound. */
   sinceOf?(record: z.output<S>): number;
   /**
-   * A record's time in Unix seconds, for listings that take no lower bound: the walk stops at the first
-   * record older than the pipeline's `start`, instead of reading the chain back to its genesis.
+   * A record's time in Unix seconds (undefined when the record has none): the walk stops at the first
+   * record older than the pipeline's `start` (instead of reading the listing back to its genesis) and
+   * skips records from its `end` on. Every listing whose records have a time declares it.
    */
-  timeOf?(record: z.output<S>): number;
+  timeOf?(record: z.output<S>): number | undefined;
 }
 
 /** The whole answer is one observation, stamped `_snapshot_at`. */
@@ -106,6 +107,12 @@ export interface HeightWalkStream<S extends z.ZodObject> extends StreamBase<S> {
   tipOf(body: unknown): number;
   /** The request for one height. */
   request(pipeline: Pipeline, partition: Partition, height: number): PageRequest;
+  /**
+   * The time (Unix seconds) of the height in `request`'s answer, undefined when it has none (blocks
+   * older than Banff): a first run starts at the first height at or after the pipeline's `start`, found
+   * by bisection, and stops before its `end`.
+   */
+  timeOf?(body: unknown): number | undefined;
 }
 
 export type StreamDefinition<S extends z.ZodObject = z.ZodObject> =

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
+import { historyEnd } from '../pipeline.ts';
 import { type CursorStream, keyOf } from '../stream.ts';
 import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
@@ -20,6 +21,8 @@ export async function* walkCursor(ctx: WalkContext): Walk {
   let cursor = state.cursor;
   let boundary = new Set(state.boundary);
   let window = state.window;
+  // The pipeline's `end` (exclusive): the listing is asked for less, and what comes anyway is not kept.
+  const end = historyEnd(ctx.pipeline);
 
   for (;;) {
     const windowCursor = window ? window.cursor : cursor;
@@ -37,8 +40,13 @@ export async function* walkCursor(ctx: WalkContext): Walk {
     }
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
+    let pastEnd = false;
     for (const record of valid) {
       const at = stream.cursorOf(record);
+      if (end !== undefined && at >= end) {
+        pastEnd = true;
+        break;
+      }
       const key = keyOf(stream.primaryKey, record);
       if (cursor !== undefined && (at < cursor || (at === cursor && boundary.has(key)))) continue;
       append.push(record);
@@ -47,7 +55,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
         boundary = new Set([key]);
       } else boundary.add(key);
     }
-    const pageToken = nextTokenOf(body);
+    const pageToken = pastEnd ? undefined : nextTokenOf(body);
     window = pageToken
       ? { ...(windowCursor !== undefined ? { cursor: windowCursor } : {}), pageToken }
       : undefined;

@@ -1,24 +1,60 @@
 import { z } from 'zod';
+import { historyEnd, historyStart } from '../pipeline.ts';
 import type { HeightWalkStream } from '../stream.ts';
 import { checkRecords, type Walk, type WalkContext } from './walk.ts';
 
-/** Every height below `next` is committed. */
-const HeightCheckpoint = z.object({ next: z.int().nonnegative().default(0) });
+/** Every height below `next` is committed (or lies before the pipeline's `start`). */
+const HeightCheckpoint = z.object({ next: z.int().nonnegative().optional() });
 
-/** Heights from the committed one to the tip the node reports when the walk begins, one request each. */
+/**
+ * Heights from the committed one to the tip the node reports when the walk begins, one request each.
+ * A first run (or a full refresh) starts at the first height at or after the pipeline's `start`, and
+ * every run stops before its `end`: both found by bisection, about log2(tip) requests each.
+ */
 export async function* walkHeights(ctx: WalkContext): Walk {
   const stream = ctx.stream as HeightWalkStream<z.ZodObject>;
-  let { next } = HeightCheckpoint.parse(ctx.checkpoint ?? {});
+  const state = HeightCheckpoint.parse(ctx.checkpoint ?? {});
   const tip = stream.tipOf(await ctx.fetchPage(stream.tip(ctx.pipeline, ctx.partition)));
-  if (next > tip) {
+  const { timeOf } = stream;
+  const timeAt = timeOf
+    ? async (height: number) =>
+        timeOf(await ctx.fetchPage(stream.request(ctx.pipeline, ctx.partition, height)))
+    : undefined;
+  const start = historyStart(ctx.pipeline);
+  const end = historyEnd(ctx.pipeline);
+  let next = state.next ?? (timeAt && start !== undefined ? await firstAtOrAfter(timeAt, start, 0, tip) : 0);
+  const last =
+    timeAt && end !== undefined && next <= tip ? (await firstAtOrAfter(timeAt, end, next, tip)) - 1 : tip;
+  if (next > last) {
     yield { append: [], rejects: [], checkpoint: { next } };
     return;
   }
-  for (; next <= tip; next++) {
+  for (; next <= last; next++) {
     const { valid, rejects } = checkRecords(
       stream,
       await ctx.fetchPage(stream.request(ctx.pipeline, ctx.partition, next)),
     );
     yield { append: valid, rejects, checkpoint: { next: next + 1 } };
   }
+}
+
+/**
+ * The first height in [low, high] whose time is at or after `t` (high + 1 when none is), by bisection:
+ * block times never decrease with height. A height without a time (before Banff) counts as older.
+ */
+export async function firstAtOrAfter(
+  timeAt: (height: number) => Promise<number | undefined>,
+  t: number,
+  low: number,
+  high: number,
+): Promise<number> {
+  let lo = low;
+  let hi = high + 1;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const time = await timeAt(mid);
+    if (time !== undefined && time >= t) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
-import { historyStart } from '../pipeline.ts';
+import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
 import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
@@ -45,7 +45,10 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let phase: 'new' | 'handled' | 'normal' = 'normal';
   let skipTo = { top: '', bottom: '' };
   let first = state.window === undefined;
+  // The pipeline's window [start, end): a walk stops at the first record older than start (once the
+  // records still open are re-read) and skips those from end on.
   const floor = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
+  const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
 
   for (;;) {
     const since = window ? window.since : state.since;
@@ -81,6 +84,8 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
       const key = keyOf(stream.primaryKey, record);
       const newest = first;
       first = false;
+      const time = stream.timeOf?.(record);
+      if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
       if (phase === 'new') {
         if (key === skipTo.top) phase = 'handled';
         else {
@@ -94,9 +99,14 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
         if (key === skipTo.bottom) phase = 'normal';
         continue;
       }
-      if (floor !== undefined && (stream.timeOf?.(record) ?? floor) < floor) {
-        belowFloor = true;
-        break;
+      if (floor !== undefined && time !== undefined && time < floor && !(key in open)) {
+        // Below the window; the walk goes on only to re-read records still open (a rolling window
+        // may have passed them), and appends nothing new down there.
+        if (seenOpen.size >= openKeys.length) {
+          belowFloor = true;
+          break;
+        }
+        continue;
       }
       if (!w.top) setTop(stream, record, key, w);
       w.bottom = key;

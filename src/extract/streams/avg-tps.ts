@@ -27,6 +27,7 @@ export const avgTps = defineStream({
   }),
   primaryKey: ['timestamp'],
   isFinal: (_point, { newest }) => !newest,
+  timeOf: (point) => Number(point.timestamp),
   partitions: (p) => p.metrics.chains.map((chain) => ({ network: p.network, chain })),
   request: (_p, partition) => ({
     kind: 'http',

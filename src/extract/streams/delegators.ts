@@ -29,6 +29,9 @@ export const delegators = defineStream({
   }),
   primaryKey: ['txHash'],
   isFinal: (d) => d.delegationStatus === 'completed',
+  // Note: the listing is sorted by acceptance, which the record does not carry; a delegation starts
+  // when it is accepted (or later, when pending), so a walk stops at the first one started before `start`.
+  timeOf: (d) => Number(d.startTimestamp),
   partitions: (p) =>
     [...p.primary.nodeIds, ...p.primary.addresses].map((subject) => ({ network: p.network, subject })),
   request: (p, partition) => ({

@@ -34,6 +34,8 @@ export const erc20Transfers = defineStream({
   }),
   primaryKey: ['txHash', 'logIndex'],
   sinceOf: (t) => Number(t.blockNumber),
+  // A first run has no block to start from: it reads newest first down to the pipeline's `start`.
+  timeOf: (t) => Number(t.blockTimestamp),
   partitions: perChainAndAddress,
   request: (_p, partition, since) => ({
     kind: 'http',

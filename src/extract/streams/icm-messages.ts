@@ -51,6 +51,8 @@ export const icmMessages = defineStream({
   }),
   primaryKey: ['messageId'],
   isFinal: (m) => m.status !== 'pending',
+  // The listing is sorted by send time (§4.16): the source transaction's.
+  timeOf: (m) => (m.sourceTransaction ? Number(m.sourceTransaction.timestamp) : undefined),
   partitions: (p) => p.icm.addresses.map((address) => ({ network: p.network, address })),
   request: (p, partition) => ({
     kind: 'http',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { servesInterval } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
-import { historyStart } from '../pipeline.ts';
+import { endTimestampOf, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
 
@@ -20,6 +20,7 @@ export const metrics = defineStream({
   }),
   primaryKey: ['timestamp'],
   sinceOf: (point) => Number(point.timestamp),
+  timeOf: (point) => Number(point.timestamp),
   isFinal: (_point, { newest }) => !newest,
   partitions: (p) =>
     p.metrics.chains.flatMap((chain) =>
@@ -37,6 +38,7 @@ export const metrics = defineStream({
     query: {
       timeInterval: partition.interval,
       startTimestamp: since ?? historyStart(p),
+      endTimestamp: endTimestampOf(p),
     },
   }),
   records: listField('results'),

@@ -15,6 +15,8 @@ export const nativeTransactions = defineStream({
   schema: evmTransaction,
   primaryKey: ['txHash'],
   sinceOf: (t) => Number(t.blockNumber),
+  // A first run has no block to start from: it reads newest first down to the pipeline's `start`.
+  timeOf: (t) => Number(t.blockTimestamp),
   partitions: perChainAndAddress,
   request: (_p, partition, since) => ({
     kind: 'http',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
 import { numericAmount } from '../../schemas/primary.ts';
-import { historyStart } from '../pipeline.ts';
+import { endTimestampOf, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
@@ -39,13 +39,14 @@ export const nodeBlocks = defineStream({
   }),
   primaryKey: ['blockHash'],
   sinceOf: (b) => Number(b.blockTimestamp),
+  timeOf: (b) => Number(b.blockTimestamp),
   partitions: (p) => p.primary.nodeIds.map((nodeId) => ({ network: p.network, nodeId })),
   request: (p, partition, since) => ({
     kind: 'http',
     service: 'data',
     route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
     path: `/v1/networks/${p.network}/blockchains/p-chain/nodes/${partition.nodeId}/blocks`,
-    query: { startTimestamp: since ?? historyStart(p) },
+    query: { startTimestamp: since ?? historyStart(p), endTimestamp: endTimestampOf(p) },
   }),
   records: listField('blocks'),
   maxPageSize: MAX_PAGE_SIZE,

@@ -60,11 +60,17 @@ const byHeight = (_p: Pipeline, _partition: unknown, height: number): RpcPageReq
   method: 'platform.getBlockByHeight',
   params: { height, encoding: 'json' },
 });
+/** A block's time, absent before Banff. */
+const timeOf = (body: unknown) => {
+  const time = blockOf(body)?.time;
+  return time === undefined || time === null ? undefined : Number(time);
+};
 const perNetwork = (p: Pipeline) => [{ network: p.network }];
 
 /**
  * §4.20 P-Chain blocks from the node, one `platform.getBlockByHeight` (JSON encoding) per height, from
- * the last committed height to the tip `platform.getHeight` reports when the run begins.
+ * the last committed height (a first run: the first block at or after the pipeline's `start`) to the
+ * tip `platform.getHeight` reports when the run begins.
  */
 export const pChainBlocks = defineStream({
   name: 'p_chain_blocks',
@@ -77,6 +83,7 @@ export const pChainBlocks = defineStream({
   tip,
   tipOf,
   request: byHeight,
+  timeOf,
   records: blockRows,
 });
 
@@ -95,5 +102,6 @@ export const pChainBlockTransactions = defineStream({
   tip,
   tipOf,
   request: byHeight,
+  timeOf,
   records: txRows,
 });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
-import { historyStart, type Pipeline } from '../pipeline.ts';
+import { endTimestampOf, historyStart, type Pipeline } from '../pipeline.ts';
 import { type CursorStream, defineStream, type Partition } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
@@ -21,7 +21,12 @@ const byAddress =
     service: 'data',
     route: ROUTE,
     path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
-    query: { addresses: partition.address, sortOrder: 'asc', startTimestamp: cursor ?? historyStart(p) },
+    query: {
+      addresses: partition.address,
+      sortOrder: 'asc',
+      startTimestamp: cursor ?? historyStart(p),
+      endTimestamp: endTimestampOf(p),
+    },
   });
 
 /**

@@ -6,7 +6,8 @@ import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
  * §4.5 historical rewards, per reward address and per validator node id (`subject`). Rewards never
- * change once paid, and the listing is newest first, so a run reads only the pages above the last one.
+ * change once paid, and the listing is newest first, so a run reads only the pages above the last one;
+ * a first run reads down to the pipeline's `start` (the listing takes no time bounds).
  */
 export const rewards = defineStream({
   name: 'rewards',
@@ -27,6 +28,8 @@ export const rewards = defineStream({
     reward: assetAmount.extend({ historicalPrice: price.optional() }),
   }),
   primaryKey: ['utxoId'],
+  // The listing is sorted by when the reward was paid: at the end of the staking period.
+  timeOf: (r) => Number(r.endTimestamp),
   partitions: (p) =>
     [...p.primary.addresses, ...p.primary.nodeIds].map((subject) => ({ network: p.network, subject })),
   request: (p, partition) => ({

@@ -1,5 +1,5 @@
 import { pChainTransaction } from '../../schemas/avalanche.ts';
-import { historyStart } from '../pipeline.ts';
+import { endTimestampOf, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
@@ -25,6 +25,7 @@ export const stakingTransactions = defineStream({
       addresses: partition.address,
       sortOrder: 'asc',
       startTimestamp: cursor ?? historyStart(p),
+      endTimestamp: endTimestampOf(p),
     },
   }),
   records: listField('transactions'),

@@ -17,6 +17,11 @@ export const utxos = defineStream({
   schema: utxo,
   primaryKey: ['utxoId'],
   isFinal: (u) => u.consumingTxHash !== undefined,
+  // P-Chain UTXOs carry `blockTimestamp`, X-Chain ones `timestamp`: when the UTXO was created.
+  timeOf: (u) => {
+    const at = u.blockTimestamp ?? u.timestamp;
+    return at === undefined ? undefined : Number(at);
+  },
   partitions: (p) =>
     CHAINS.flatMap((chain) => p.primary.addresses.map((address) => ({ network: p.network, chain, address }))),
   request: (p, partition) => ({
