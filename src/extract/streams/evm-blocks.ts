@@ -9,8 +9,9 @@ const NAME = 'evm_blocks';
  * §4.14 every block of each configured EVM chain, newest first; a run stops at the newest one committed,
  * so it costs ceil(new blocks / 100) + 1 requests.
  *
- * Note: the listing takes no lower bound, so the first run reads the chain back to its genesis (the
- * C-Chain: tens of millions of blocks, a backfill of days under the free quota). A pipeline opts in by
+ * Note: the listing takes no lower bound, so a first run reads newest first down to the pipeline's
+ * `start`, and without one back to the chain's genesis (the C-Chain: tens of millions of blocks, a
+ * backfill of days under the free quota). A pipeline opts in by
  * naming the stream in `streams`.
  */
 export const evmBlocks = defineStream({

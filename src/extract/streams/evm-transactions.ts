@@ -10,8 +10,8 @@ const NAME = 'evm_transactions';
  * committed. All statuses in one partition: `txStatus` ("1" success, "0" failed) is a column, and two
  * partitions, one per `status`, would cost a request more per run for the same records.
  *
- * Note: the listing takes no lower bound, so the first run reads the chain back to its genesis (the
- * C-Chain: hundreds of millions of records). A pipeline opts in by naming the stream in `streams`.
+ * Note: the listing takes no lower bound, so a first run reads newest first down to the pipeline's
+ * `start`, and without one back to the chain's genesis (the C-Chain: hundreds of millions of records). A pipeline opts in by naming the stream in `streams`.
  */
 export const evmTransactions = defineStream({
   name: NAME,

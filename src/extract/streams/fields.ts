@@ -12,8 +12,8 @@ export const MAX_METRICS_PAGE_SIZE = 2160;
 
 /**
  * Partitions of a whole-chain listing that takes no lower bound (a chain's latest transactions, its
- * blocks, its vertices, a height walk from genesis): the first run would read the chain back to its
- * genesis, millions of pages on mainnet. Such a stream runs only when the pipeline names it in `streams`.
+ * blocks, its vertices, a height walk): without a `start`, the first run would read the chain back to
+ * its genesis, millions of pages on mainnet. Such a stream runs only when the pipeline names it in `streams`.
  */
 export const whenNamed =
   <P>(

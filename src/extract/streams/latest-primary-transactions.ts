@@ -6,8 +6,8 @@ import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
 /**
  * §4.1 without addresses: the chain's latest transactions, newest first. The listing takes no time
  * bound then (rule 1), so a run walks down to the newest transaction of the last run and stops there.
- * Note: a first run walks the chain's whole history (millions of pages on mainnet): opt-in, named in
- * the pipeline's `streams`.
+ * Note: without a `start`, a first run walks the chain's whole history (millions of pages on mainnet):
+ * opt-in, named in the pipeline's `streams`.
  */
 const latest =
   (blockchainId: string) =>
