@@ -172,6 +172,18 @@ export const COMMANDS: CommandModule[] = [
     handler: lazy(async () => (await import('./docs.ts')).docs),
   },
   {
+    command: 'compact',
+    describe:
+      'Merge small Parquet files of the lake into large ones, as a commit of their own (run does it when due)',
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('streams', { type: 'string', describe: 'Comma-separated streams (default: every stream)' })
+        .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+    handler: lazy(async () => (await import('./compact.ts')).compact),
+  },
+  {
     command: 'status',
     describe: 'Where each stream and partition stands: last commit, checkpoint, rows, rejects, freshness',
     builder: (y) =>

@@ -1,8 +1,10 @@
+import type { Logger } from '../extract/log.ts';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
+import { type CompactionReport, compactLake } from './compact.ts';
 import { EXIT } from './exit.ts';
 import { type ExtractArgs, extractWith, outputOf, redactorOf, resolveOrReport } from './extract.ts';
 
@@ -60,6 +62,13 @@ export interface RunReport {
     failed: { name: string; status: 'fail' | 'error'; message: string }[];
     skipped: { name: string; reason: string }[];
   };
+  /** Small files merged where a folder's size tier passed its threshold (nothing most runs). */
+  compact: {
+    status: StepStatus;
+    reason?: string;
+    seconds: number;
+    streams: CompactionReport['streams'];
+  };
 }
 
 const since = (t: number) => Math.round((Date.now() - t) / 100) / 10;
@@ -92,6 +101,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     extract: { status: 'ok', seconds: 0, streams: {} },
     build: { status: 'not run', seconds: 0, built: [], skipped: [] },
     test: { status: 'not run', seconds: 0, passed: [], failed: [], skipped: [] },
+    compact: { status: 'not run', seconds: 0, streams: [] },
   };
   const finish = (exitCode: number) => {
     report.exitCode = exitCode;
@@ -206,20 +216,45 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         seconds: since(testStarted),
       };
     }
+    if (interrupt.signal.aborted) {
+      report.status = 'interrupted';
+      return finish(EXIT.interrupted);
+    }
+    await compactStep(config.dataDir, report, log);
     if (report.test.status === 'failed') {
       report.failedStep ??= 'test';
       report.status = 'failed';
       return finish(EXIT.failed);
-    }
-    if (interrupt.signal.aborted) {
-      report.status = 'interrupted';
-      return finish(EXIT.interrupted);
     }
     return finish(code);
   } finally {
     output.close();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+  }
+}
+
+/**
+ * Compaction, when a folder's size tier passed its threshold: decided from the commit log alone, so a run
+ * that has nothing to merge pays a few milliseconds. The warehouse holds its own copy of the rows, so the
+ * files may change under it. A failure is reported and leaves the lake as it was; it fails no run.
+ */
+async function compactStep(dataDir: string, report: RunReport, log: Logger) {
+  const started = Date.now();
+  try {
+    const done = await compactLake({ dataDir, mode: 'due' });
+    report.compact = { status: 'ok', seconds: since(started), streams: done.streams };
+    if (done.streams.length > 0)
+      log({
+        msg: 'compacted',
+        streams: done.streams.length,
+        merged: done.streams.reduce((n, s) => n + s.merged, 0),
+        seconds: report.compact.seconds,
+      });
+  } catch (error) {
+    const reason = (error as Error).message;
+    report.compact = { status: 'failed', reason, seconds: since(started), streams: [] };
+    log({ level: 'warn', msg: 'compaction failed; the next run tries again', error: reason });
   }
 }
 
@@ -288,6 +323,12 @@ export function formatRun(report: RunReport): string {
       : `test     ${t.status}: ${t.passed.length} passed, ${t.failed.length} failed, ${t.skipped.length} skipped${t.reason ? ` (${t.reason})` : ''}`,
   );
   for (const f of t.failed) lines.push(`  ${f.status.toUpperCase()} ${f.name}: ${f.message}`);
+  const c = report.compact;
+  if (c.status === 'failed') lines.push(`compact  failed: ${c.reason}`);
+  else if (c.streams.length > 0)
+    lines.push(
+      `compact  ok: ${c.streams.reduce((n, s) => n + s.merged, 0)} files merged into ${c.streams.reduce((n, s) => n + s.written, 0)} in ${c.seconds}s`,
+    );
   lines.push(
     `run ${report.runId ?? '-'}: ${report.status}${report.failedStep ? ` (${report.failedStep} failed)` : ''}, exit ${report.exitCode}`,
   );

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { type Lake, openLake } from '../load/index.ts';
 import { computeUnitsOf } from '../reference/compute-units.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
@@ -8,7 +9,7 @@ import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
 import type { Pipeline } from './pipeline.ts';
 import { expectedPages, type ProgressSink } from './progress.ts';
-import { SNAPSHOT_AT, walkOf } from './strategies/index.ts';
+import { SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
 
 export interface ExtractOptions {
@@ -173,6 +174,12 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
 const isUnfinished = (checkpoint: Readonly<Record<string, unknown>> | undefined) =>
   checkpoint === undefined || checkpoint.window !== undefined;
 
+/** A snapshot whose answer hashes as the committed one did (a full refresh has none to compare). */
+const isUnchangedSnapshot = (
+  committed: Readonly<Record<string, unknown>> | undefined,
+  next: Readonly<Record<string, unknown>>,
+) => committed?.answer !== undefined && committed.answer === next.answer;
+
 interface PartitionWork {
   stream: StreamDefinition;
   partition: Partition;
@@ -193,7 +200,10 @@ async function extractPartition(work: PartitionWork) {
   const started = Date.now();
   const schema =
     stream.strategy === 'snapshot'
-      ? stream.schema.extend({ [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }) })
+      ? stream.schema.extend({
+          [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }),
+          [SNAPSHOT_PARTITION]: z.string(),
+        })
       : stream.schema;
   const checkpoint = options.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
   let requests = 0;
@@ -224,12 +234,22 @@ async function extractPartition(work: PartitionWork) {
   // The checkpoint as committed, to tell a run that found nothing new from one that moved on.
   let committed = JSON.stringify(checkpoint ?? null);
   const commit = async () => {
+    if (
+      lastCheckpoint !== undefined &&
+      isUnchangedSnapshot(checkpoint, lastCheckpoint) &&
+      flush.rejected === 0
+    ) {
+      // The same answer as last time: no rows, only the time at which it was still true.
+      await flush.abort();
+      await lake.check(stream.name, partition, Number(lastCheckpoint.snapshotAt));
+      commits++;
+      lastCheckpoint = undefined;
+      return;
+    }
     const nothingNew =
       lastCheckpoint === undefined ||
       (flush.rows === 0 && flush.rejected === 0 && JSON.stringify(lastCheckpoint) === committed);
     if (nothingNew) {
-      // Note: a commit record per idle partition per run would pile up under cron (the lake reads them all
-      // when it opens); an unchanged checkpoint with no rows is not worth one.
       await flush.abort();
       lastCheckpoint = undefined;
       return;
@@ -282,6 +302,8 @@ async function extractPartition(work: PartitionWork) {
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
   // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
   await commit();
+  // A walk that found nothing new still says so: freshness is the time a partition was last checked.
+  if (status === 'done' && commits === 0) await lake.check(stream.name, partition);
   const seconds = (Date.now() - started) / 1000;
   const summary: PartitionSummary = {
     stream: stream.name,
