@@ -1,10 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateBudget } from '../../src/extract/budget.ts';
-import { FinalError, QuotaExhaustedError, RetryableError } from '../../src/extract/errors.ts';
+import {
+  connectionFailureOf,
+  DeadHostError,
+  FinalError,
+  QuotaExhaustedError,
+  RetryableError,
+} from '../../src/extract/errors.ts';
 import { createFetcher, retryAfterOf } from '../../src/extract/fetcher.ts';
 import { createHttpClient } from '../../src/extract/http.ts';
+import { sleep } from '../../src/extract/sleep.ts';
 
 const KEY = 'test-key-0123456789abcdef';
 
@@ -204,5 +211,161 @@ describe('rate budget', () => {
     expect(granted).toBe(false);
     await tick(10_400);
     expect(granted).toBe(true);
+  });
+});
+
+/** A loopback port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('unreachable hosts', () => {
+  it('declares a host that refuses every connection dead, and fails every later request to it at once', async () => {
+    const url = `http://127.0.0.1:${await closedPort()}/v1/x`;
+    const attempts: number[] = [];
+    const f = createFetcher({
+      http,
+      deadHostAttempts: 3,
+      deadHostAfterMs: 0,
+      sleep: async (ms) => {
+        attempts.push(ms);
+      },
+    });
+    const error = await f({ url, cost: 0, at: { stream: 's' } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeadHostError);
+    expect((error as DeadHostError).code).toBe('ECONNREFUSED');
+    expect((error as DeadHostError).attempts).toBe(3);
+    expect((error as Error).message).toMatch(
+      /^connection to http:\/\/127\.0\.0\.1:\d+ failed \(connection refused, ECONNREFUSED; 3 attempts in .* s, none answered\): is the service up, and is the URL right\?$/,
+    );
+    // Two waits (after attempts 1 and 2), not the eight retries of the policy.
+    expect(attempts).toHaveLength(2);
+    const again = await f({ url: `${url}?page=2`, cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(again).toBe(error);
+    expect(attempts).toHaveLength(2);
+  });
+
+  it('ends the waits of other requests to that host as soon as it is declared dead', async () => {
+    const origin = `http://127.0.0.1:${await closedPort()}`;
+    const f = createFetcher({ http, deadHostAttempts: 4, deadHostAfterMs: 0, baseDelayMs: 60_000 });
+    const started = Date.now();
+    // Each request's first retry waits up to a minute; together they reach four refusals, and the host is dead.
+    const results = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => f({ url: `${origin}/p${i}`, cost: 0, at: {} }).catch((e: unknown) => e)),
+    );
+    expect(results.every((e) => e instanceof DeadHostError)).toBe(true);
+    expect(new Set(results).size).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('keeps the full retry policy for a host that answered once, even if it then refuses', async () => {
+    const server = createServer((_q, r) => reply(r, 200, { ok: true }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const waits: number[] = [];
+    const f = createFetcher({
+      http: createHttpClient({ userAgent: 'avalake/test' }),
+      retries: 6,
+      deadHostAttempts: 2,
+      deadHostAfterMs: 0,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    });
+    expect(await f({ url: `${origin}/a`, cost: 0, at: {} })).toEqual({ ok: true });
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    const error = await f({ url: `${origin}/b`, cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as Error).message).toContain('ECONNREFUSED');
+    expect(waits).toHaveLength(6);
+  });
+
+  it('lets a host that comes up within the grace period answer (a restart as the run starts)', async () => {
+    const port = await closedPort();
+    const f = createFetcher({ http, deadHostAttempts: 2, deadHostAfterMs: 60_000, baseDelayMs: 50 });
+    const server = createServer((_q, r) => reply(r, 200, { up: true }));
+    setTimeout(() => server.listen(port, '127.0.0.1'), 400);
+    try {
+      expect(await f({ url: `http://127.0.0.1:${port}/x`, cost: 0, at: {} })).toEqual({ up: true });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it.each([
+    [
+      'refused',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      'ECONNREFUSED',
+    ],
+    [
+      'unresolved',
+      Object.assign(new Error('getaddrinfo ENOTFOUND x.invalid'), { code: 'ENOTFOUND' }),
+      'ENOTFOUND',
+    ],
+    [
+      'TLS',
+      Object.assign(new Error('wrong version number'), { code: 'ERR_SSL_WRONG_VERSION_NUMBER' }),
+      'ERR_SSL_WRONG_VERSION_NUMBER',
+    ],
+    [
+      'certificate',
+      Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' }),
+      'CERT_HAS_EXPIRED',
+    ],
+    [
+      'both addresses refused',
+      new AggregateError([Object.assign(new Error('a'), { code: 'ECONNREFUSED' })]),
+      'ECONNREFUSED',
+    ],
+    [
+      'reset (a flapping host)',
+      Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+      undefined,
+    ],
+    [
+      'connect timeout (a slow host)',
+      Object.assign(new Error('timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
+      undefined,
+    ],
+    ['reset by peer', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), undefined],
+  ])('counts a %s error as a connection failure: %s', (_name, error, code) => {
+    expect(connectionFailureOf(error)).toBe(code);
+  });
+});
+
+describe('sleep', () => {
+  it('rejects with the abort reason as soon as any of its signals aborts', async () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const started = Date.now();
+    const waiting = sleep(60_000, a.signal, b.signal).catch((e: unknown) => e);
+    const reason = new Error('interrupted by a signal');
+    setTimeout(() => b.abort(reason), 20);
+    expect(await waiting).toBe(reason);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await expect(sleep(10, a.signal)).resolves.toBeUndefined();
+    a.abort(reason);
+    await expect(sleep(60_000, a.signal)).rejects.toBe(reason);
+  });
+
+  it('ends a rate-budget wait on abort', async () => {
+    const budget = createRateBudget({ host: 'h' });
+    await budget.acquire(100);
+    budget.settle(100, 200, {
+      'ratelimit-limit': '100',
+      'ratelimit-remaining': '0',
+      'ratelimit-reset': '60',
+    });
+    const stop = new AbortController();
+    const waiting = budget.acquire(100, stop.signal).catch((e: unknown) => e);
+    const reason = new Error('interrupted');
+    setTimeout(() => stop.abort(reason), 20);
+    expect(await waiting).toBe(reason);
   });
 });
