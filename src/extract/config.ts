@@ -3,7 +3,7 @@ import { access, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { RETRY_COUNT } from './fetcher.ts';
-import { type Pipeline, PipelineSchema } from './pipeline.ts';
+import { historyEnd, historyStart, type Pipeline, PipelineSchema } from './pipeline.ts';
 import type { StreamDefinition } from './stream.ts';
 import { STREAMS } from './streams/index.ts';
 
@@ -74,6 +74,7 @@ export async function resolveExtractConfig(
     streamList !== undefined ? { ...parsed.data, streams: splitStreams(streamList) } : parsed.data;
   checkPageSizes(pipelinePath, pipeline);
   checkMetrics(pipelinePath, raw, pipeline);
+  checkWindow(pipelinePath, pipeline);
   const streams = selectStreams(pipeline.streams, pipeline);
   const dataDir = flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
   await checkDataDir(dataDir);
@@ -175,6 +176,17 @@ function checkMetrics(path: string, raw: RawPipeline, pipeline: Pipeline): void 
         `but metrics.intervals is ${JSON.stringify(pipeline.metrics.intervals)}; add "day" to metrics.intervals or remove the metric`,
     );
   }
+}
+
+/** `start` and `end` must leave a window; checked when a run begins, since "30d" moves with the clock. */
+function checkWindow(path: string, pipeline: Pipeline): void {
+  const start = historyStart(pipeline);
+  const end = historyEnd(pipeline);
+  if (start === undefined || end === undefined || start < end) return;
+  const day = (unix: number) => new Date(unix * 1000).toISOString().slice(0, 10);
+  throw new ConfigError(
+    `${path}: start "${pipeline.start}" (${day(start)}) is not before end "${pipeline.end}" (${day(end)}), so nothing would be read; move start earlier or end later (end is exclusive)`,
+  );
 }
 
 /**

@@ -111,8 +111,7 @@ export const PipelineSchema = z
   })
   .refine((p) => !isDate(p.start) || !isDate(p.end) || p.start < p.end, {
     path: ['end'],
-    error:
-      'end must be a later date than start (end is exclusive: "start": "2026-01-01", "end": "2026-02-01" reads January)',
+    error: 'a date after start (end is exclusive: "start": "2026-01-01", "end": "2026-02-01" reads January)',
   })
   .transform((p) => ({ ...p, network: p.network === 'testnet' ? ('fuji' as const) : p.network }));
 

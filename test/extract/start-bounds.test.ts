@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
@@ -301,9 +302,20 @@ describe('end bounds a backfill window', () => {
     expect(second.partitions[0]?.rows).toBe(0);
   });
 
-  it('an end before start is refused with a clear message', () => {
-    const parsed = PipelineSchema.safeParse({ network: 'fuji', start: '2026-02-01', end: '2026-01-01' });
-    expect(parsed.success).toBe(false);
-    expect(parsed.error?.issues[0]?.message).toMatch(/end must be a later date than start/);
+  it.each([
+    { start: '2026-02-01', end: '2026-01-01', says: /end: got "2026-01-01"; expected a date after start/ },
+    { start: '2026-01-01', end: '2026-01-01', says: /end: got "2026-01-01"; expected a date after start/ },
+    { start: '7d', end: '8d', says: /start "7d" \(\d{4}-\d\d-\d\d\) is not before end "8d"/ },
+    {
+      start: '2026-01-01',
+      end: 'yesterday',
+      says: /end: got "yesterday"; expected a date such as "2026-01-31", or a number of days/,
+    },
+  ])('start $start, end $end is refused with a clear message', async ({ start, end, says }) => {
+    const { pipelinePath, dataDir } = demoWorkspace(emulator, (p) => {
+      p.start = start;
+      p.end = end;
+    });
+    await expect(resolveExtractConfig({ pipeline: pipelinePath, dataDir }, {})).rejects.toThrow(says);
   });
 });
