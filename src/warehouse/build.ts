@@ -127,7 +127,8 @@ async function writeConfirmations(db: DuckDBConnection, lake: LakeSources) {
 /**
  * `{{ lake('stream') }}` → exactly the stream's committed Parquet files (never a folder glob, which could
  * see a file mid-move), Hive folder values as text. A snapshot stream's rows are read again at every
- * time an unchanged answer confirmed them, so a model sees one full snapshot per observation.
+ * time an unchanged answer confirmed them (stamped with that time, `_snapshot_at` and `_extracted_at`),
+ * so a model sees one full snapshot per observation, as if each had been stored whole.
  */
 export function withLake(sql: string, lake: LakeSources): string {
   return sql.replace(/\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g, (_, stream: string) => {
@@ -141,7 +142,10 @@ export function withLake(sql: string, lake: LakeSources): string {
     return `(
       select * from ${read}
       union all by name
-      select rows.* replace (confirmations.confirmed_at as _snapshot_at)
+      select rows.* replace (
+        confirmations.confirmed_at as _snapshot_at,
+        confirmations.confirmed_at as _extracted_at
+      )
       from ${read} as rows
       inner join ${CONFIRMATIONS} as confirmations
         on confirmations.stream = ${quoteLiteral(stream)}

@@ -34,7 +34,13 @@ export async function extractOnce(
   const config = await resolveExtractConfig({ pipeline: pipelinePath, dataDir, ...flags }, {});
   const http = createHttpClient({ userAgent: 'avalake/test' });
   try {
-    return await runExtract({ pipeline: config.pipeline, streams: config.streams, dataDir, http });
+    return await runExtract({
+      pipeline: config.pipeline,
+      streams: config.streams,
+      dataDir,
+      http,
+      fullRefresh: config.fullRefresh,
+    });
   } finally {
     await http.close();
   }
