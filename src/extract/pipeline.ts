@@ -141,17 +141,12 @@ export function historyStart(
 
 /**
  * Unix seconds where the pipeline's history ends (exclusive), if it sets one: records at or after it
- * are not read. A UTC date, or `Nd` days before `now`.
+ * are not read. A UTC date, or `Nd` days before `now`. Note: listings are sent it as `endTimestamp` as
+ * is (the service's bound may be inclusive, §4.0 does not say); the walks drop records at `end`.
  */
 export function historyEnd(
   pipeline: Pick<Pipeline, 'end'>,
   now: number = Date.now() / 1000,
 ): number | undefined {
   return boundAt(pipeline.end, now);
-}
-
-/** The inclusive `endTimestamp` a listing takes for the pipeline's exclusive `end`, if it sets one. */
-export function endTimestampOf(pipeline: Pick<Pipeline, 'end'>): number | undefined {
-  const end = historyEnd(pipeline);
-  return end === undefined ? undefined : end - 1;
 }

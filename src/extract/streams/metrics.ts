@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { servesInterval } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
-import { endTimestampOf, historyStart } from '../pipeline.ts';
+import { historyEnd, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
 
@@ -38,7 +38,7 @@ export const metrics = defineStream({
     query: {
       timeInterval: partition.interval,
       startTimestamp: since ?? historyStart(p),
-      endTimestamp: endTimestampOf(p),
+      endTimestamp: historyEnd(p),
     },
   }),
   records: listField('results'),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
 import { numericAmount } from '../../schemas/primary.ts';
-import { endTimestampOf, historyStart } from '../pipeline.ts';
+import { historyEnd, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
@@ -46,7 +46,7 @@ export const nodeBlocks = defineStream({
     service: 'data',
     route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
     path: `/v1/networks/${p.network}/blockchains/p-chain/nodes/${partition.nodeId}/blocks`,
-    query: { startTimestamp: since ?? historyStart(p), endTimestamp: endTimestampOf(p) },
+    query: { startTimestamp: since ?? historyStart(p), endTimestamp: historyEnd(p) },
   }),
   records: listField('blocks'),
   maxPageSize: MAX_PAGE_SIZE,

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
-import { endTimestampOf, historyStart, type Pipeline } from '../pipeline.ts';
+import { historyEnd, historyStart, type Pipeline } from '../pipeline.ts';
 import { type CursorStream, defineStream, type Partition } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
@@ -25,7 +25,7 @@ const byAddress =
       addresses: partition.address,
       sortOrder: 'asc',
       startTimestamp: cursor ?? historyStart(p),
-      endTimestamp: endTimestampOf(p),
+      endTimestamp: historyEnd(p),
     },
   });
 

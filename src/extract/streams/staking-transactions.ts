@@ -1,5 +1,5 @@
 import { pChainTransaction } from '../../schemas/avalanche.ts';
-import { endTimestampOf, historyStart } from '../pipeline.ts';
+import { historyEnd, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
@@ -25,7 +25,7 @@ export const stakingTransactions = defineStream({
       addresses: partition.address,
       sortOrder: 'asc',
       startTimestamp: cursor ?? historyStart(p),
-      endTimestamp: endTimestampOf(p),
+      endTimestamp: historyEnd(p),
     },
   }),
   records: listField('transactions'),
