@@ -1,6 +1,8 @@
+import type { ExtractConfig } from '../extract/config.ts';
 import type { Logger } from '../extract/log.ts';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
+import { partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
@@ -190,7 +192,11 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     const testStarted = Date.now();
     log({ msg: 'testing the warehouse' });
     try {
-      const tests = await runWarehouseTests({ dataDir: config.dataDir, maxAge });
+      const tests = await runWarehouseTests({
+        dataDir: config.dataDir,
+        maxAge,
+        partitions: plannedPartitions(config),
+      });
       const failed = tests.outcomes.filter((o) => o.status === 'fail' || o.status === 'error');
       report.test = {
         status: failed.length > 0 ? 'failed' : 'ok',
@@ -232,6 +238,16 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The partitions this pipeline reads, by stream: freshness judges these, not ones since taken out of it. */
+function plannedPartitions(config: ExtractConfig): Map<string, Set<string>> {
+  return new Map(
+    config.streams.map((stream) => [
+      stream.name,
+      new Set(stream.partitions(config.pipeline).map(partitionId)),
+    ]),
+  );
 }
 
 /**

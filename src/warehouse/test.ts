@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { readLakeState } from '../load/index.ts';
+import { partitionId, readLakeState } from '../load/index.ts';
 import { DEFAULT_MODELS_DIR } from './build.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
 import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
@@ -60,6 +60,11 @@ export interface TestOptions {
   select?: string;
   maxAge?: MaxAge;
   now?: number;
+  /**
+   * The partitions the pipeline reads now, by stream (partition ids): freshness judges only these, so a
+   * partition taken out of the pipeline does not go stale forever. Default: every partition of the lake.
+   */
+  partitions?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** A file of `sql/tests`: a query returning the offending rows, zero rows being a pass. */
@@ -264,7 +269,11 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
     if (options.select !== undefined && !wanted.has(stream)) continue;
     const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
     const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
-    const stale = [...state.partitions.values()]
+    const judged = [...state.partitions.values()].filter(
+      (p) =>
+        options.partitions?.get(stream)?.has(partitionId(p.partition)) ?? options.partitions === undefined,
+    );
+    const stale = judged
       .map((p) => ({ p, ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)) }))
       .filter(({ ageSeconds }) => ageSeconds > limit)
       .sort((a, b) => b.ageSeconds - a.ageSeconds);
@@ -277,7 +286,7 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
       ...base,
       status: 'fail',
       message:
-        `${stale.length} of ${state.partitions.size} partitions last checked more than ${durationText(limit)} ago` +
+        `${stale.length} of ${judged.length} partitions last checked more than ${durationText(limit)} ago` +
         ` (oldest: ${partitionLabel(oldest.p.partition)}, ${durationText(oldest.ageSeconds)} ago)`,
       failures: stale.length,
       sample: {
