@@ -2,6 +2,7 @@ import type { ExtractConfig } from '../extract/config.ts';
 import type { Logger } from '../extract/log.ts';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
+import { STREAMS } from '../extract/streams/index.ts';
 import { partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
@@ -240,13 +241,13 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
   }
 }
 
-/** The partitions this pipeline reads, by stream: freshness judges these, not ones since taken out of it. */
+/**
+ * The partitions the pipeline reads, by stream (all its streams, whatever `--streams` picked for this
+ * run): freshness judges these, not partitions or streams since taken out of the pipeline.
+ */
 function plannedPartitions(config: ExtractConfig): Map<string, Set<string>> {
   return new Map(
-    config.streams.map((stream) => [
-      stream.name,
-      new Set(stream.partitions(config.pipeline).map(partitionId)),
-    ]),
+    STREAMS.map((stream) => [stream.name, new Set(stream.partitions(config.pipeline).map(partitionId))]),
   );
 }
 

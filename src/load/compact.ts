@@ -118,7 +118,7 @@ export async function compactStream(args: {
       if (file.table !== 'data' || removed.has(file.path)) continue;
       await link(join(paths.lakeDir, ...file.path.split('/')), await place(file.path));
     }
-    const added: CommittedFile[] = [];
+    const added: (CommittedFile & { replaces: string[] })[] = [];
     args.onStep?.('merge');
     await withDuckDB(':memory:', async (db) => {
       for (const [n, group] of plan.groups.entries()) {
@@ -141,7 +141,15 @@ export async function compactStream(args: {
             target,
           );
         const { size } = await stat(target);
-        added.push({ path, staged: '', table: 'data', rows, bytes: size, sha256: await sha256File(target) });
+        added.push({
+          path,
+          staged: '',
+          table: 'data',
+          rows,
+          bytes: size,
+          sha256: await sha256File(target),
+          replaces: group.files.map((f) => f.path),
+        });
         result.merged += group.files.length;
         result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
       }

@@ -48,7 +48,12 @@ export const compactCommitSchema = z.object({
   committedAt: z.string(),
   /** Lake-relative paths of the files the merged ones replace. */
   removed: z.array(z.string()).min(1),
-  added: z.array(committedFileSchema).min(1),
+  added: z.array(
+    committedFileSchema.extend({
+      /** The files this one merged (lake-relative paths), so a reader that holds those knows it holds this. */
+      replaces: z.array(z.string()).min(1),
+    }),
+  ).min(1),
 });
 
 export const commitRecordSchema = z.union([dataCommitSchema, compactCommitSchema]);
@@ -77,6 +82,8 @@ const partitionStateSchema = z.object({
 const liveFileSchema = committedFileSchema.omit({ staged: true }).extend({
   /** The commit that made the file (a flush or a compaction). */
   seq: z.number().int().positive(),
+  /** A merged file: the files it replaced (the warehouse's incremental build follows rows through it). */
+  replaces: z.array(z.string()).optional(),
 });
 
 export const streamStateSchema = z.object({

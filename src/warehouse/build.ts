@@ -1,23 +1,36 @@
 import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
-import { partitionId, readLakeState, type StreamState } from '../load/index.ts';
+import { dirname, resolve } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
+import { applyDelta, ensureBookkeeping, forgetHeld, planIncremental, recordHeld } from './incremental.ts';
+import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
+import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
+import { warehouseObjects } from './sql.ts';
 
-export const WAREHOUSE_FILE = 'warehouse.duckdb';
-export const DEFAULT_MODELS_DIR = 'sql/models';
+export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 
 export interface BuildOptions {
   dataDir: string;
   modelsDir?: string;
+  /** Ignore the last build: every model from the whole lake (what a deleted warehouse gets). */
+  fromScratch?: boolean;
   /** `--select`: models to rebuild (`name`, `name+`, `+name`); the others are kept from the last build. */
   select?: string;
 }
 
+export interface BuiltModel {
+  name: string;
+  materialized: Model['materialized'];
+  /** `incremental`: only new lake files were read; `unchanged`: nothing new, kept from the last build. */
+  mode: 'full' | 'incremental' | 'unchanged';
+  rows?: number;
+  seconds: number;
+}
+
 export interface BuildResult {
   path: string;
-  built: { name: string; materialized: Model['materialized']; rows?: number; seconds: number }[];
+  built: BuiltModel[];
   /** Models not built, and why (a stream with no data yet, or something they depend on). */
   skipped: { name: string; reason: string }[];
   kept: string[];
@@ -27,6 +40,9 @@ export interface BuildResult {
  * Builds the models into a copy of the warehouse beside it, then renames the copy over it. A reader
  * holding the old file keeps reading the old tables (its open file lives on); the next one to open
  * the path sees every new table at once. There is never a half-built warehouse at the path.
+ *
+ * The copy starts from the last build, so an incremental model adds only the lake files new since then
+ * (and one with nothing new is kept as it is); every other model is built again from its inputs.
  */
 export async function buildWarehouse(options: BuildOptions): Promise<BuildResult> {
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
@@ -37,8 +53,9 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   await mkdir(dirname(target), { recursive: true });
   await rm(aside, { force: true });
   await rm(`${aside}.wal`, { force: true });
-  const partial = options.select !== undefined && (await exists(target));
-  if (partial) await copyFile(target, aside);
+  const previous = !options.fromScratch && (await exists(target));
+  if (previous) await copyFile(target, aside);
+  const partial = options.select !== undefined && previous;
 
   const lake = await lakeSources(resolve(options.dataDir, 'lake'));
   const result: BuildResult = { path: target, built: [], skipped: [], kept: [] };
@@ -46,6 +63,11 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   try {
     await withDuckDB(aside, async (db) => {
       await writeConfirmations(db, lake);
+      await ensureBookkeeping(db);
+      const present = await warehouseObjects(db);
+      if (!partial)
+        for (const name of present.keys())
+          if (!models.some((m) => m.name === name)) await dropObject(db, name);
       for (const model of order) {
         if (!selected.has(model.name)) {
           if (partial) result.kept.push(model.name);
@@ -56,25 +78,26 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
           unavailable.set(model.name, reason);
           result.skipped.push({ name: model.name, reason });
           await dropObject(db, model.name);
+          await forgetHeld(db, model);
           continue;
         }
         const started = Date.now();
-        await dropObject(db, model.name);
-        const kind = model.materialized === 'table' ? 'table' : 'view';
+        let mode: BuiltModel['mode'] = 'full';
         try {
-          await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
+          mode = await buildModel(db, model, lake, present.get(model.name) === 'table');
         } catch (error) {
           throw new Error(`model ${model.name} (${model.path}) failed: ${(error as Error).message}`, {
             cause: error,
           });
         }
         const rows =
-          kind === 'table'
+          model.materialized === 'table'
             ? Number((await queryRows(db, `select count(*) as n from ${quoteIdent(model.name)}`))[0]?.n)
             : undefined;
         result.built.push({
           name: model.name,
           materialized: model.materialized,
+          mode,
           ...(rows !== undefined ? { rows } : {}),
           seconds: (Date.now() - started) / 1000,
         });
@@ -93,66 +116,29 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   return result;
 }
 
-/** What the models read of the lake: each stream's committed files, as the commit log names them. */
-export interface LakeSources {
-  lakeDir: string;
-  streams: Map<string, StreamState>;
-}
-
-export async function lakeSources(lakeDir: string): Promise<LakeSources> {
-  return { lakeDir, streams: await readLakeState(dirname(lakeDir)) };
-}
-
-/** Unchanged snapshots, recorded without rows: the rows they repeat are read again at these times. */
-const CONFIRMATIONS = '_lake.snapshot_confirmations';
-
-async function writeConfirmations(db: DuckDBConnection, lake: LakeSources) {
-  await db.run('create schema if not exists _lake');
-  await db.run(
-    `create or replace table ${CONFIRMATIONS} (stream varchar, "partition" varchar, snapshot_at timestamptz, confirmed_at timestamptz)`,
-  );
-  const appender = await db.createAppender('snapshot_confirmations', '_lake');
-  for (const [stream, state] of lake.streams)
-    for (const p of state.partitions.values())
-      for (const [confirmedAt, snapshotAt] of p.confirmations) {
-        appender.appendVarchar(stream);
-        appender.appendVarchar(partitionId(p.partition));
-        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(snapshotAt) * 1000n));
-        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(confirmedAt) * 1000n));
-        appender.endRow();
-      }
-  appender.closeSync();
-}
-
-/**
- * `{{ lake('stream') }}` → exactly the stream's committed Parquet files (never a folder glob, which could
- * see a file mid-move), Hive folder values as text. A snapshot stream's rows are read again at every
- * time an unchanged answer confirmed them (stamped with that time, `_snapshot_at` and `_extracted_at`),
- * so a model sees one full snapshot per observation, as if each had been stored whole.
- */
-export function withLake(sql: string, lake: LakeSources): string {
-  return sql.replace(/\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g, (_, stream: string) => {
-    const state = lake.streams.get(stream);
-    const files = (state?.files ?? [])
-      .filter((f) => f.table === 'data')
-      .map((f) => quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))));
-    const read = `read_parquet([${files.join(', ')}], hive_partitioning = true, hive_types_autocast = false, union_by_name = true)`;
-    const confirmed = [...(state?.partitions.values() ?? [])].some((p) => p.confirmations.length > 0);
-    if (!confirmed) return read;
-    return `(
-      select * from ${read}
-      union all by name
-      select rows.* replace (
-        confirmations.confirmed_at as _snapshot_at,
-        confirmations.confirmed_at as _extracted_at
-      )
-      from ${read} as rows
-      inner join ${CONFIRMATIONS} as confirmations
-        on confirmations.stream = ${quoteLiteral(stream)}
-        and confirmations."partition" = rows._partition
-        and confirmations.snapshot_at = rows._snapshot_at
-    )`;
-  });
+/** Builds one model: an incremental one from its new files where it can, any other from scratch. */
+async function buildModel(
+  db: DuckDBConnection,
+  model: Model,
+  lake: LakeSources,
+  isTable: boolean,
+): Promise<BuiltModel['mode']> {
+  if (model.incremental) {
+    const plan = await planIncremental(db, model, lake, isTable);
+    if (plan.kind === 'unchanged') return 'unchanged';
+    if (plan.kind === 'delta') {
+      const stream = model.lakeStreams[0] as string;
+      await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, plan.files]])));
+      await recordHeld(db, model, lake);
+      return 'incremental';
+    }
+  }
+  await dropObject(db, model.name);
+  const kind = model.materialized === 'table' ? 'table' : 'view';
+  await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
+  if (model.incremental) await recordHeld(db, model, lake);
+  else await forgetHeld(db, model);
+  return 'full';
 }
 
 function whyUnavailable(
@@ -162,8 +148,7 @@ function whyUnavailable(
 ): string | undefined {
   for (const d of model.dependsOn) if (unavailable.has(d)) return `${d} was not built`;
   for (const stream of model.lakeStreams)
-    if (!lake.streams.get(stream)?.files.some((f) => f.table === 'data'))
-      return `no data extracted yet for stream ${stream}`;
+    if (dataFilesOf(lake, stream).length === 0) return `no data extracted yet for stream ${stream}`;
   return undefined;
 }
 

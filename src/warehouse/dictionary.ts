@@ -1,6 +1,6 @@
-import { DEFAULT_MODELS_DIR } from './build.ts';
 import { quoteIdent } from './duckdb.ts';
 import { loadModels, type Model } from './models.ts';
+import { DEFAULT_MODELS_DIR } from './paths.ts';
 import { runQuery, warehouseObjects, withWarehouse } from './sql.ts';
 
 export const DICTIONARY_PATH = 'docs/data-dictionary.md';

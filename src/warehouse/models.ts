@@ -25,6 +25,11 @@ export interface Model {
   notNull: string[];
   /** Columns restricted to a set of values. */
   acceptedValues: { column: string; values: string[] }[];
+  /**
+   * `-- incremental: true`: each row is its key's newest version, computed from that key's rows alone, so
+   * a build reads only the lake files new since the last one and replaces those keys.
+   */
+  incremental: boolean;
   /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
   lakeStreams: string[];
   /** Other models it selects from, found in its SQL. */
@@ -43,6 +48,7 @@ const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
  *   -- description: what a row is
  *   -- materialized: view | table      (default: table, so the warehouse is one snapshot of the lake)
  *   -- unique: col[, col]              (the key; also implies not null)
+ *   -- incremental: true               (rows are each key's newest version: a build adds only new files)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
  *   -- column: name: what it means
@@ -61,6 +67,7 @@ export function parseModel(path: string, root: string): Model {
     unique: [],
     notNull: [],
     acceptedValues: [],
+    incremental: false,
     lakeStreams: [...new Set([...sql.matchAll(LAKE_REF)].map((m) => m[1] as string))],
     dependsOn: [],
   };
@@ -81,6 +88,10 @@ export function parseModel(path: string, root: string): Model {
       if (value.trim() !== 'view' && value.trim() !== 'table')
         throw new ModelError(`${path}: materialized must be view or table, got "${value.trim()}"`);
       model.materialized = value.trim() as Materialization;
+    } else if (key === 'incremental') {
+      if (value.trim() !== 'true' && value.trim() !== 'false')
+        throw new ModelError(`${path}: incremental must be true or false, got "${value.trim()}"`);
+      model.incremental = value.trim() === 'true';
     } else if (key === 'unique') model.unique = list(value);
     else if (key === 'not_null') model.notNull = list(value);
     else if (key === 'accepted_values') {
@@ -93,6 +104,13 @@ export function parseModel(path: string, root: string): Model {
       model.columns.push({ name: value.slice(0, at).trim(), description: value.slice(at + 1).trim() });
     }
   }
+  if (
+    model.incremental &&
+    (model.unique.length === 0 || model.lakeStreams.length !== 1 || model.materialized !== 'table')
+  )
+    throw new ModelError(
+      `${path}: an incremental model reads one lake stream, declares its key with "-- unique:" and is a table`,
+    );
   return model;
 }
 

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { WAREHOUSE_FILE } from './build.ts';
 import { withDuckDB } from './duckdb.ts';
+import { WAREHOUSE_FILE } from './paths.ts';
 
 /** The warehouse is missing or a query is the caller's mistake: one clear line, exit 2. */
 export class WarehouseUsageError extends Error {

@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { partitionId, readLakeState } from '../load/index.ts';
-import { DEFAULT_MODELS_DIR } from './build.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
 import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
+import { DEFAULT_MODELS_DIR } from './paths.ts';
 import {
   QueryFailedError,
   type QueryResult,

@@ -1,5 +1,6 @@
 -- description: One row per chain and day of the Metrics API v1 average transactions per second, as of its newest value.
 -- unique: chain_id, period_start
+-- incremental: true
 -- not_null: network, avg_tps, last_run_at
 -- column: chain_id: the EVM chain id the average is for
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: One row per C-Chain atomic transaction of the network (opt-in stream: the chain's latest transactions from where the first run began).
 -- unique: tx_hash
+-- incremental: true
 -- not_null: network, tx_type, block_timestamp, block_height, block_hash, source_chain, destination_chain
 -- accepted_values: tx_type = ImportTx | ExportTx
 -- column: tx_hash: the transaction's id

@@ -1,5 +1,6 @@
 -- description: One row per delegation, as of its newest version (status and rewards change over time).
 -- unique: tx_hash
+-- incremental: true
 -- not_null: node_id, amount_delegated_navax, started_at, ended_at, delegation_status
 -- accepted_values: delegation_status = pending | active | completed
 -- column: tx_hash: the delegation's AddDelegatorTx / AddPermissionlessDelegatorTx

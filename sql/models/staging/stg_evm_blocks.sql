@@ -1,5 +1,6 @@
 -- description: One row per block of the configured EVM chains (opt-in stream: every block from where the first run began).
 -- unique: chain_id, block_number
+-- incremental: true
 -- not_null: network, block_timestamp, block_hash, parent_hash, tx_count, gas_used, gas_limit
 -- column: chain_id: the EVM chain id
 -- column: network: mainnet or fuji

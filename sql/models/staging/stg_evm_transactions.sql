@@ -1,5 +1,6 @@
 -- description: One row per transaction of the configured EVM chains (opt-in stream: every transaction from where the first run began), either status.
 -- unique: chain_id, tx_hash
+-- incremental: true
 -- not_null: network, block_number, block_timestamp, block_hash, tx_status, from_address, value_exact
 -- accepted_values: tx_status = 0 | 1
 -- column: chain_id: the EVM chain id

@@ -1,5 +1,6 @@
 -- description: One row per ICM (cross-chain) message of the configured addresses, as of its newest status.
 -- unique: message_id
+-- incremental: true
 -- not_null: status, source_blockchain_id, destination_blockchain_id
 -- accepted_values: status = pending | delivered | delivered_source_not_indexed
 -- column: message_id: the message's id

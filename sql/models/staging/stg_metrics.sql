@@ -1,5 +1,6 @@
 -- description: One row per chain metric point (Metrics API v2), newest value of each period.
 -- unique: chain_id, metric, time_interval, period_start
+-- incremental: true
 -- not_null: value
 -- accepted_values: time_interval = hour | day | week | month
 -- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates

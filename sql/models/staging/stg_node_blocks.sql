@@ -1,5 +1,6 @@
 -- description: One row per P-Chain block proposed by the configured validators.
 -- unique: block_hash
+-- incremental: true
 -- not_null: node_id, network, block_number, block_timestamp, block_type, tx_count
 -- column: block_hash: the block's id
 -- column: node_id: the configured validator that proposed it

@@ -1,5 +1,6 @@
 -- description: One row per transaction of the P-Chain blocks from the node (opt-in stream), its unsigned form kept as JSON text.
 -- unique: tx_id
+-- incremental: true
 -- not_null: network, block_id, block_height, tx_index, unsigned_tx
 -- column: tx_id: the transaction's id
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: One row per P-Chain block from the node (opt-in stream: a height walk from where the first run began).
 -- unique: block_height
+-- incremental: true
 -- not_null: block_id, network, parent_id, tx_count
 -- column: block_height: the block's height
 -- column: block_id: the block's id

@@ -1,5 +1,6 @@
 -- description: One row per staking reward paid: a reward UTXO of a validation or a delegation.
 -- unique: utxo_id
+-- incremental: true
 -- not_null: staking_tx_hash, reward_tx_hash, node_id, reward_navax, ended_at
 -- accepted_values: reward_type = VALIDATOR | DELEGATOR | VALIDATOR_FEE
 -- column: utxo_id: the reward UTXO's id

@@ -1,5 +1,6 @@
 -- description: One row per P- or X-Chain UTXO of the configured addresses, as of its newest version (unspent or spent).
 -- unique: utxo_id
+-- incremental: true
 -- not_null: chain, amount_navax, created_at, utxo_type
 -- accepted_values: utxo_type = STAKE | TRANSFER | stake | transfer
 -- column: utxo_id: the UTXO's id

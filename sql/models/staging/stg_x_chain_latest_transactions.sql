@@ -1,5 +1,6 @@
 -- description: One row per X-Chain transaction of the network (opt-in stream: the chain's latest transactions from where the first run began).
 -- unique: tx_hash
+-- incremental: true
 -- not_null: network, tx_type, chain_format, block_timestamp
 -- accepted_values: chain_format = non-linear | linear
 -- column: tx_hash: the transaction's id

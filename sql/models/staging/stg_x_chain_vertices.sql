@@ -1,5 +1,6 @@
 -- description: One row per X-Chain DAG vertex (opt-in stream; vertices stopped with the move to linear blocks).
 -- unique: vertex_hash
+-- incremental: true
 -- not_null: network, vertex_height, vertex_index, vertex_timestamp, tx_count
 -- column: vertex_hash: the vertex's id
 -- column: network: mainnet or fuji

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { LiveFile } from '../load/index.ts';
+import { queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { dataFilesOf, type LakeSources } from './lake-sources.ts';
+import type { Model } from './models.ts';
+
+/**
+ * Incremental models (`-- incremental: true`): the warehouse remembers which lake files each one holds
+ * (`_lake.model_files`) and the SQL it was built with (`_lake.model_sql`). A build reads only the files
+ * added since, computes the model over them, and replaces the keys they bring. A compaction replaces
+ * files by merged ones with the same rows: a merged file whose inputs the model holds is held too. Any
+ * doubt (the SQL changed, a file gone that no merged file accounts for, snapshot confirmations to
+ * expand) means a full build of that model, which is always correct.
+ */
+
+export type IncrementalPlan =
+  | { kind: 'full'; why: string }
+  | { kind: 'unchanged' }
+  | { kind: 'delta'; files: LiveFile[] };
+
+const sqlHash = (model: Model) => createHash('sha256').update(model.sql).digest('hex');
+
+export async function ensureBookkeeping(db: DuckDBConnection) {
+  await db.run('create schema if not exists _lake');
+  await db.run('create table if not exists _lake.model_files (model varchar, path varchar)');
+  await db.run('create table if not exists _lake.model_sql (model varchar primary key, sha256 varchar)');
+}
+
+export async function planIncremental(
+  db: DuckDBConnection,
+  model: Model,
+  lake: LakeSources,
+  tableExists: boolean,
+): Promise<IncrementalPlan> {
+  const stream = model.lakeStreams[0] as string;
+  if (!tableExists) return { kind: 'full', why: 'not built yet' };
+  const [built] = await queryRows(
+    db,
+    `select sha256 from _lake.model_sql where model = ${quoteLiteral(model.name)}`,
+  );
+  if (built?.sha256 !== sqlHash(model)) return { kind: 'full', why: 'its SQL changed' };
+  if ([...(lake.streams.get(stream)?.partitions.values() ?? [])].some((p) => p.confirmations.length > 0))
+    return { kind: 'full', why: 'snapshot confirmations to expand' };
+
+  const held = new Set(
+    (await queryRows(db, `select path from _lake.model_files where model = ${quoteLiteral(model.name)}`)).map(
+      (r) => String(r.path),
+    ),
+  );
+  const live = dataFilesOf(lake, stream);
+  let fresh = live.filter((f) => !held.has(f.path));
+  // A merged file whose inputs are all held is held: its rows are already in the model.
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const file of fresh)
+      if (file.replaces?.every((p) => held.has(p))) {
+        for (const p of file.replaces) held.delete(p);
+        held.add(file.path);
+        changed = true;
+      }
+    fresh = fresh.filter((f) => !held.has(f.path));
+  }
+  const livePaths = new Set(live.map((f) => f.path));
+  const gone = [...held].filter((p) => !livePaths.has(p));
+  if (gone.length > 0) return { kind: 'full', why: `${gone.length} files it holds were replaced unseen` };
+  return fresh.length === 0 ? { kind: 'unchanged' } : { kind: 'delta', files: fresh };
+}
+
+/** Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. */
+export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: string) {
+  const table = quoteIdent(model.name);
+  await db.run(`create or replace temp table __delta as\n${deltaSql}`);
+  const on = model.unique.map((k) => `${table}.${quoteIdent(k)} = __delta.${quoteIdent(k)}`).join(' and ');
+  await db.run(`delete from ${table} using __delta where ${on}`);
+  await db.run(`insert into ${table} by name select * from __delta`);
+  await db.run('drop table __delta');
+}
+
+/** Records what the model now holds: every live file of its stream, and the SQL it was built with. */
+export async function recordHeld(db: DuckDBConnection, model: Model, lake: LakeSources) {
+  const name = quoteLiteral(model.name);
+  await db.run(`delete from _lake.model_files where model = ${name}`);
+  const appender = await db.createAppender('model_files', '_lake');
+  for (const file of dataFilesOf(lake, model.lakeStreams[0] as string)) {
+    appender.appendVarchar(model.name);
+    appender.appendVarchar(file.path);
+    appender.endRow();
+  }
+  appender.closeSync();
+  await db.run(`insert or replace into _lake.model_sql values (${name}, ${quoteLiteral(sqlHash(model))})`);
+}
+
+/** A model that is no longer incremental (or is dropped) holds nothing. */
+export async function forgetHeld(db: DuckDBConnection, model: Model) {
+  await db.run(`delete from _lake.model_files where model = ${quoteLiteral(model.name)}`);
+  await db.run(`delete from _lake.model_sql where model = ${quoteLiteral(model.name)}`);
+}

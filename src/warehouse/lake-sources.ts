@@ -1,0 +1,77 @@
+import { dirname, join } from 'node:path';
+import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import { type LiveFile, partitionId, readLakeState, type StreamState } from '../load/index.ts';
+import { quoteLiteral } from './duckdb.ts';
+
+/** What the models read of the lake: each stream's committed files, as the commit log names them. */
+export interface LakeSources {
+  lakeDir: string;
+  streams: Map<string, StreamState>;
+}
+
+export async function lakeSources(lakeDir: string): Promise<LakeSources> {
+  return { lakeDir, streams: await readLakeState(dirname(lakeDir)) };
+}
+
+/** A stream's live data files (not its rejects). */
+export const dataFilesOf = (lake: LakeSources, stream: string): LiveFile[] =>
+  (lake.streams.get(stream)?.files ?? []).filter((f) => f.table === 'data');
+
+/** Unchanged snapshots, recorded without rows: the rows they repeat are read again at these times. */
+const CONFIRMATIONS = '_lake.snapshot_confirmations';
+
+/** The warehouse's own bookkeeping lives in the `_lake` schema, beside the models. */
+export async function writeConfirmations(db: DuckDBConnection, lake: LakeSources) {
+  await db.run('create schema if not exists _lake');
+  await db.run(
+    `create or replace table ${CONFIRMATIONS} (stream varchar, "partition" varchar, snapshot_at timestamptz, confirmed_at timestamptz)`,
+  );
+  const appender = await db.createAppender('snapshot_confirmations', '_lake');
+  for (const [stream, state] of lake.streams)
+    for (const p of state.partitions.values())
+      for (const [confirmedAt, snapshotAt] of p.confirmations) {
+        appender.appendVarchar(stream);
+        appender.appendVarchar(partitionId(p.partition));
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(snapshotAt) * 1000n));
+        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(confirmedAt) * 1000n));
+        appender.endRow();
+      }
+  appender.closeSync();
+}
+
+/**
+ * `{{ lake('stream') }}` → exactly the stream's committed Parquet files (never a folder glob, which could
+ * see a file mid-move), Hive folder values as text; `only` narrows a stream to some of its files (an
+ * incremental build's new ones). A snapshot stream's rows are read again at every time an unchanged
+ * answer confirmed them (stamped with that time, `_snapshot_at` and `_extracted_at`), so a model sees one
+ * full snapshot per observation, as if each had been stored whole.
+ */
+export function withLake(
+  sql: string,
+  lake: LakeSources,
+  only?: ReadonlyMap<string, readonly LiveFile[]>,
+): string {
+  return sql.replace(/\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g, (_, stream: string) => {
+    const files = (only?.get(stream) ?? dataFilesOf(lake, stream)).map((f) =>
+      quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))),
+    );
+    const read = `read_parquet([${files.join(', ')}], hive_partitioning = true, hive_types_autocast = false, union_by_name = true)`;
+    const confirmed = [...(lake.streams.get(stream)?.partitions.values() ?? [])].some(
+      (p) => p.confirmations.length > 0,
+    );
+    if (!confirmed || only?.has(stream)) return read;
+    return `(
+      select * from ${read}
+      union all by name
+      select rows.* replace (
+        confirmations.confirmed_at as _snapshot_at,
+        confirmations.confirmed_at as _extracted_at
+      )
+      from ${read} as rows
+      inner join ${CONFIRMATIONS} as confirmations
+        on confirmations.stream = ${quoteLiteral(stream)}
+        and confirmations."partition" = rows._partition
+        and confirmations.snapshot_at = rows._snapshot_at
+    )`;
+  });
+}
