@@ -93,7 +93,11 @@ function commitLog(dataDir: string, stream?: string): Record<string, string> {
   return Object.fromEntries(filesUnder(root).map((f) => [f, readFileSync(join(root, f), 'utf8')]));
 }
 
-const parquetFiles = (dataDir: string) => filesUnder(dataDir).filter((f) => f.endsWith('.parquet'));
+/** Parquet files as readers see them: `lake/<stream>/…` (a stream's folders sit in one of its generations). */
+const parquetFiles = (dataDir: string) =>
+  filesUnder(dataDir)
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => f.replace(/^lake\/_generations\/([^/]+)\/g\d+\//, 'lake/$1/'));
 
 function expectClean(output: { stdout: string; stderr: string }) {
   expect(output.stderr).not.toMatch(STACK);

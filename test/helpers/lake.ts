@@ -1,4 +1,5 @@
-import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
+import { partitionId, readLakeState } from '../../src/load/index.ts';
+import { queryRows, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
 /** Runs a query on a fresh in-memory DuckDB (extensions never downloaded); rows JSON-safe, DECIMALs exact. */
 export const queryLake = (sql: string): Promise<Record<string, unknown>[]> =>
@@ -10,10 +11,27 @@ export const streamTable = (dataDir: string, stream: string) =>
 
 /**
  * The newest version of each record: the raw lake keeps every version of a mutable record (a delegation
- * as it moved from pending to completed); the commit sequence in the file name orders them.
+ * as it moved from pending to completed); the time it was read orders them, then the commit sequence in
+ * the file name.
  */
 export const newestVersions = (dataDir: string, stream: string, key: string) =>
-  `(select * from ${streamTable(dataDir, stream)} qualify row_number() over (partition by ${key} order by filename desc) = 1)`;
+  `(select * from ${streamTable(dataDir, stream)} qualify row_number() over (partition by ${key} order by _extracted_at desc, filename desc) = 1)`;
+
+/**
+ * A snapshot stream's current answer, partition by partition: the rows of the version its checkpoint
+ * names. An unchanged answer stores no rows, and an empty newest answer has none, so neither the newest
+ * rows of a partition nor the newest time of the stream says it: the commit log does.
+ */
+export async function currentSnapshot(dataDir: string, stream: string): Promise<string> {
+  const state = (await readLakeState(dataDir)).get(stream);
+  const current = [...(state?.partitions.values() ?? [])]
+    .filter((p) => typeof p.checkpoint?.snapshotAt === 'number')
+    .map((p) => `(${quoteLiteral(partitionId(p.partition))}, ${p.checkpoint?.snapshotAt})`);
+  if (current.length === 0) return `(select * from ${streamTable(dataDir, stream)} where false)`;
+  return `(select rows.* from ${streamTable(dataDir, stream)} as rows
+    semi join (values ${current.join(', ')}) as current(p, snapshot_ms)
+    on rows._partition = current.p and epoch_ms(rows._snapshot_at) = current.snapshot_ms)`;
+}
 
 /** Rows of a stream's raw lake that are exact copies of another (lineage columns aside): there must be none. */
 export async function duplicateRows(dataDir: string, stream: string): Promise<number> {

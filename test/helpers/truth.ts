@@ -1,7 +1,7 @@
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { Pipeline } from '../../src/extract/pipeline.ts';
 import { fetchJson, walk } from './emulator.ts';
-import { newestVersions, queryLake, streamTable } from './lake.ts';
+import { currentSnapshot, newestVersions, queryLake } from './lake.ts';
 
 /** Per stream, per partition (its identifying value): how many records, and the sum of their amount. */
 export type Totals = Record<string, Record<string, { rows: number; sum: string }>>;
@@ -118,12 +118,10 @@ export async function lakeTotals(
   ];
   const totals: Totals = {};
   for (const [stream, key, partition, amount] of specs.filter(([s]) => streams.includes(s))) {
-    // Snapshots: the truth is the newest run's (a run stamps all its snapshots with one time; a
-    // partition whose newest snapshot is empty must not show an older one).
+    // Snapshots: each partition's current answer (a partition whose newest answer is empty must not
+    // show an older one).
     const isSnapshot = stream === 'validators' || stream === 'validator_delegators';
-    const from = isSnapshot
-      ? `(select * from ${streamTable(dataDir, stream)} qualify _snapshot_at = max(_snapshot_at) over ())`
-      : newestVersions(dataDir, stream, key);
+    const from = isSnapshot ? await currentSnapshot(dataDir, stream) : newestVersions(dataDir, stream, key);
     const rows = await queryLake(
       `select ${partition} as p, count(*)::int as n, sum(${amount})::varchar as s from ${from} group by all`,
     );

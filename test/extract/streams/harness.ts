@@ -8,7 +8,13 @@ import type { StreamDefinition } from '../../../src/extract/stream.ts';
 import { STREAMS } from '../../../src/extract/streams/index.ts';
 import { startEmulator } from '../../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../../helpers/extract.ts';
-import { duplicateRows, newestVersions, queryLake, streamTable } from '../../helpers/lake.ts';
+import {
+  currentSnapshot,
+  duplicateRows,
+  newestVersions,
+  queryLake,
+  streamTable,
+} from '../../helpers/lake.ts';
 import type { ApiDocument } from '../../helpers/openapi.ts';
 
 /**
@@ -66,7 +72,7 @@ export function workspaceFor(emulator: Emulator, c: StreamCase) {
 export async function lakeTotals(dataDir: string, c: StreamCase): Promise<Totals> {
   const snapshot = streamNamed(c.stream).strategy === 'snapshot';
   const from = snapshot
-    ? `(select * from ${streamTable(dataDir, c.stream)} qualify _snapshot_at = max(_snapshot_at) over ())`
+    ? await currentSnapshot(dataDir, c.stream)
     : newestVersions(dataDir, c.stream, c.lake.key);
   const rows = await queryLake(
     `select ${c.lake.partition} as p, count(*)::int as n, sum(${c.lake.amount})::varchar as s from ${from} group by all`,
