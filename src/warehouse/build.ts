@@ -2,7 +2,17 @@ import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
-import { applyDelta, ensureBookkeeping, forgetHeld, planIncremental, recordHeld } from './incremental.ts';
+import {
+  applyDelta,
+  applyIncrementalBy,
+  ensureBookkeeping,
+  forgetHeld,
+  noChanges,
+  planIncremental,
+  recordHeld,
+  recordSql,
+  sameSql,
+} from './incremental.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
@@ -65,6 +75,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
       await writeConfirmations(db, lake);
       await ensureBookkeeping(db);
       const present = await warehouseObjects(db);
+      const modes = new Map<string, BuiltModel['mode']>();
       if (!partial)
         for (const name of present.keys())
           if (!models.some((m) => m.name === name)) await dropObject(db, name);
@@ -84,7 +95,8 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
         const started = Date.now();
         let mode: BuiltModel['mode'] = 'full';
         try {
-          mode = await buildModel(db, model, lake, present.get(model.name) === 'table');
+          mode = await buildModel(db, model, lake, present.get(model.name) === 'table', modes);
+          modes.set(model.name, mode);
         } catch (error) {
           throw new Error(`model ${model.name} (${model.path}) failed: ${(error as Error).message}`, {
             cause: error,
@@ -122,10 +134,14 @@ async function buildModel(
   model: Model,
   lake: LakeSources,
   isTable: boolean,
+  modes: ReadonlyMap<string, BuiltModel['mode']>,
 ): Promise<BuiltModel['mode']> {
   if (model.incremental) {
     const plan = await planIncremental(db, model, lake, isTable);
-    if (plan.kind === 'unchanged') return 'unchanged';
+    if (plan.kind === 'unchanged') {
+      await noChanges(db, model);
+      return 'unchanged';
+    }
     if (plan.kind === 'delta') {
       const stream = model.lakeStreams[0] as string;
       await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, plan.files]])));
@@ -133,11 +149,16 @@ async function buildModel(
       return 'incremental';
     }
   }
+  const by = model.incrementalBy;
+  const source = by && modes.get(by.source);
+  if (by && isTable && (source === 'incremental' || source === 'unchanged') && (await sameSql(db, model)))
+    return applyIncrementalBy(db, { ...model, incrementalBy: by }, withLake(model.sql, lake));
   await dropObject(db, model.name);
   const kind = model.materialized === 'table' ? 'table' : 'view';
   await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
   if (model.incremental) await recordHeld(db, model, lake);
   else await forgetHeld(db, model);
+  if (model.incrementalBy) await recordSql(db, model);
   return 'full';
 }
 

@@ -35,11 +35,7 @@ export async function planIncremental(
 ): Promise<IncrementalPlan> {
   const stream = model.lakeStreams[0] as string;
   if (!tableExists) return { kind: 'full', why: 'not built yet' };
-  const [built] = await queryRows(
-    db,
-    `select sha256 from _lake.model_sql where model = ${quoteLiteral(model.name)}`,
-  );
-  if (built?.sha256 !== sqlHash(model)) return { kind: 'full', why: 'its SQL changed' };
+  if (!(await sameSql(db, model))) return { kind: 'full', why: 'its SQL changed' };
   if ([...(lake.streams.get(stream)?.partitions.values() ?? [])].some((p) => p.confirmations.length > 0))
     return { kind: 'full', why: 'snapshot confirmations to expand' };
 
@@ -67,14 +63,57 @@ export async function planIncremental(
   return fresh.length === 0 ? { kind: 'unchanged' } : { kind: 'delta', files: fresh };
 }
 
-/** Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. */
+/** The rows a build changed in an incremental model (old versions and new), for the models built on it. */
+export const changedRowsOf = (model: string) => quoteIdent(`__changed_${model}`);
+
+/**
+ * Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. The
+ * replaced and the new rows are kept, for this build, in `changedRowsOf(model)`.
+ */
 export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: string) {
   const table = quoteIdent(model.name);
+  const changed = changedRowsOf(model.name);
   await db.run(`create or replace temp table __delta as\n${deltaSql}`);
   const on = model.unique.map((k) => `${table}.${quoteIdent(k)} = __delta.${quoteIdent(k)}`).join(' and ');
+  await db.run(
+    `create or replace temp table ${changed} as select ${table}.* from ${table} semi join __delta on ${on}`,
+  );
   await db.run(`delete from ${table} using __delta where ${on}`);
   await db.run(`insert into ${table} by name select * from __delta`);
+  await db.run(`insert into ${changed} by name select * from __delta`);
   await db.run('drop table __delta');
+}
+
+/** An incremental model with nothing new changed nothing. */
+export async function noChanges(db: DuckDBConnection, model: Model) {
+  await db.run(
+    `create or replace temp table ${changedRowsOf(model.name)} as select * from ${quoteIdent(model.name)} limit 0`,
+  );
+}
+
+/**
+ * Rebuilds only the rows of an `incremental_by` model whose column values its source's changed rows
+ * touch: those are deleted and computed again (the model's SQL, filtered to them). 'unchanged' when the
+ * source changed nothing.
+ */
+export async function applyIncrementalBy(
+  db: DuckDBConnection,
+  model: Model & { incrementalBy: NonNullable<Model['incrementalBy']> },
+  sql: string,
+): Promise<'incremental' | 'unchanged'> {
+  const { column, expression, source } = model.incrementalBy;
+  const table = quoteIdent(model.name);
+  await db.run(
+    `create or replace temp table __touched as select distinct ${expression} as value from ${changedRowsOf(source)}`,
+  );
+  const [touched] = await queryRows(db, 'select count(*) as n from __touched');
+  if (Number(touched?.n) === 0) return 'unchanged';
+  await db.run(`delete from ${table} where ${quoteIdent(column)} in (select value from __touched)`);
+  await db.run(
+    `insert into ${table} by name select * from (\n${sql}\n) where ${quoteIdent(column)} in (select value from __touched)`,
+  );
+  await db.run('drop table __touched');
+  return 'incremental';
 }
 
 /** Records what the model now holds: every live file of its stream, and the SQL it was built with. */
@@ -88,7 +127,22 @@ export async function recordHeld(db: DuckDBConnection, model: Model, lake: LakeS
     appender.endRow();
   }
   appender.closeSync();
-  await db.run(`insert or replace into _lake.model_sql values (${name}, ${quoteLiteral(sqlHash(model))})`);
+  await recordSql(db, model);
+}
+
+/** The SQL a model was last built with, to tell whether its rows may be kept. */
+export async function recordSql(db: DuckDBConnection, model: Model) {
+  await db.run(
+    `insert or replace into _lake.model_sql values (${quoteLiteral(model.name)}, ${quoteLiteral(sqlHash(model))})`,
+  );
+}
+
+export async function sameSql(db: DuckDBConnection, model: Model): Promise<boolean> {
+  const [built] = await queryRows(
+    db,
+    `select sha256 from _lake.model_sql where model = ${quoteLiteral(model.name)}`,
+  );
+  return built?.sha256 === sqlHash(model);
 }
 
 /** A model that is no longer incremental (or is dropped) holds nothing. */

@@ -30,6 +30,12 @@ export interface Model {
    * a build reads only the lake files new since the last one and replaces those keys.
    */
   incremental: boolean;
+  /**
+   * `-- incremental_by: day = cast(timezone('UTC', ended_at) as date) from stg_rewards`: the model's rows
+   * with a given `column` value depend only on the rows of incremental model `source` whose `expression`
+   * has that value, so a build recomputes only the values the source's new rows touch.
+   */
+  incrementalBy?: { column: string; expression: string; source: string };
   /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
   lakeStreams: string[];
   /** Other models it selects from, found in its SQL. */
@@ -49,6 +55,7 @@ const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
  *   -- materialized: view | table      (default: table, so the warehouse is one snapshot of the lake)
  *   -- unique: col[, col]              (the key; also implies not null)
  *   -- incremental: true               (rows are each key's newest version: a build adds only new files)
+ *   -- incremental_by: col = expr from model   (rows of one col value come from the model's rows with that expr)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
  *   -- column: name: what it means
@@ -92,6 +99,10 @@ export function parseModel(path: string, root: string): Model {
       if (value.trim() !== 'true' && value.trim() !== 'false')
         throw new ModelError(`${path}: incremental must be true or false, got "${value.trim()}"`);
       model.incremental = value.trim() === 'true';
+    } else if (key === 'incremental_by') {
+      const m = /^([a-z_][a-z0-9_]*)\s*=\s*(.+?)\s+from\s+([a-z_][a-z0-9_]*)$/.exec(value.trim());
+      if (!m) throw new ModelError(`${path}: incremental_by needs "column = expression from model"`);
+      model.incrementalBy = { column: m[1] as string, expression: m[2] as string, source: m[3] as string };
     } else if (key === 'unique') model.unique = list(value);
     else if (key === 'not_null') model.notNull = list(value);
     else if (key === 'accepted_values') {
@@ -133,6 +144,14 @@ export function loadModels(root: string): Model[] {
   for (const m of models) {
     const identifiers = new Set(identifiersOf(m.sql));
     m.dependsOn = models.filter((o) => o !== m && identifiers.has(o.name)).map((o) => o.name);
+    const source = m.incrementalBy && models.find((o) => o.name === m.incrementalBy?.source);
+    if (
+      m.incrementalBy &&
+      !(source?.incremental && m.dependsOn.length === 1 && m.dependsOn[0] === source.name)
+    )
+      throw new ModelError(
+        `${m.path}: incremental_by must name the one model it reads, an incremental one (-- incremental: true)`,
+      );
   }
   return models;
 }

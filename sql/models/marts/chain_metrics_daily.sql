@@ -1,5 +1,6 @@
 -- description: Chain metrics of the Metrics API wide by UTC day: one row per chain and day, one column per metric (day interval).
 -- unique: chain_id, metric_day
+-- incremental_by: metric_day = cast(timezone('UTC', period_start) as date) from stg_metrics
 -- not_null: network, count_metrics
 -- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates
 -- column: metric_day: the UTC day the values cover

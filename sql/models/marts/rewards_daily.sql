@@ -1,5 +1,6 @@
 -- description: Staking rewards by reward address, validator node and UTC day of payment, with their USD value on that day where the API gives a price.
 -- unique: reward_day, reward_address, node_id
+-- incremental_by: reward_day = cast(timezone('UTC', ended_at) as date) from stg_rewards
 -- not_null: network, count_rewards, reward_navax, validator_reward_navax, delegator_reward_navax, fee_reward_navax, is_priced
 -- column: reward_day: UTC day the reward was paid (the end of the staking period)
 -- column: reward_address: an owner of the reward UTXO (a reward owned by several addresses counts for each)
