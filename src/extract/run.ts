@@ -63,7 +63,29 @@ export interface RunSummary {
 export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   const log = options.log ?? silentLogger;
   const progress = options.progress ?? (() => {});
-  const lake = await openLake({ dataDir: options.dataDir, lock: { wait: options.wait ?? false } });
+  let lake: Lake;
+  try {
+    lake = await openLake({
+      dataDir: options.dataDir,
+      lock: {
+        wait: options.wait ?? false,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onWait: (holder) =>
+          log({
+            level: 'info',
+            msg: 'waiting for another run to release the data directory',
+            pid: holder.pid,
+            hostname: holder.hostname,
+            since: holder.since,
+          }),
+      },
+    });
+  } catch (error) {
+    // Interrupted while it waited for another run's lock: nothing was opened, nothing to commit.
+    if (options.signal?.aborted)
+      return { runId: '-', status: 'interrupted', partitions: [], recovered: NOTHING };
+    throw error;
+  }
   try {
     const recovery = lake.recovery;
     const retries = new Map<string, number>();
@@ -170,6 +192,8 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     await lake.close();
   }
 }
+
+const NOTHING = { rolledForward: 0, discarded: 0 } as const;
 
 const isUnfinished = (checkpoint: Readonly<Record<string, unknown>> | undefined) =>
   checkpoint === undefined || checkpoint.window !== undefined;

@@ -50,6 +50,8 @@ export interface LockOptions {
   command?: string;
   /** Called once when `wait` starts waiting, e.g. to log who is ahead. */
   onWait?: (holder: LockHolder) => void;
+  /** Ends a wait at once (Ctrl-C): the lock is not taken, and the wait rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_POLL_MS = 1000;
@@ -71,13 +73,14 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   const started = Date.now();
   let waiting = false;
   for (;;) {
+    options.signal?.throwIfAborted();
     const holder = await tryLock(path, me);
     if (!holder) return lockHandle(path, me);
     const timedOut = options.timeoutMs !== undefined && Date.now() - started >= options.timeoutMs;
     if (!options.wait || timedOut) throw new LockHeldError(path, holder);
     if (!waiting) options.onWait?.(holder);
     waiting = true;
-    await sleep(options.pollMs ?? DEFAULT_POLL_MS);
+    await sleep(options.pollMs ?? DEFAULT_POLL_MS, undefined, { signal: options.signal });
   }
 }
 

@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { acquireLock, readLockHolder } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { extractOnce } from '../helpers/extract.ts';
 import { duplicateRows } from '../helpers/lake.ts';
@@ -130,6 +131,31 @@ describe('a signal during a wait', () => {
     },
     90_000,
   );
+
+  it('SIGINT while --wait waits for another run’s lock: exit 130 within 2 s, the lock left to its holder', async () => {
+    const e = await emulatorWith();
+    const w = workspace(e);
+    mkdirSync(w.dataDir, { recursive: true });
+    const held = await acquireLock(join(w.dataDir, 'avalake.lock'), { command: 'a test holding the lock' });
+    try {
+      const run = spawnExtract(w, e, ['--wait']);
+      await until(
+        () => /waiting for another run to release the data directory/.test(run.stderr),
+        'the lock wait',
+      );
+      const signalled = Date.now();
+      run.child.kill('SIGINT');
+      const { code, at } = await run.exited;
+      expect(code, run.stderr).toBe(130);
+      expect(at - signalled).toBeLessThan(EXIT_BOUND_MS);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect((await readLockHolder(join(w.dataDir, 'avalake.lock')))?.command).toBe(
+        'a test holding the lock',
+      );
+    } finally {
+      await held.release();
+    }
+  }, 60_000);
 
   it('SIGINT while the rate budget waits for its window: exit 130 within 2 s, no row lost or doubled', async () => {
     // A 150-CU allowance per 250 s window: one 100-CU rewards page, then the budget waits for the reset.
