@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-// The CLI is TypeScript run through tsx's loader, so a checkout works without a build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/cli/main.ts');
+// The CLI's front door is plain JavaScript; a command registers tsx's loader for its TypeScript modules
+// when it runs, so a checkout works without a build step and `--help` does not wait for the loader.
+await import('../src/cli/main.js');

@@ -5,7 +5,7 @@ import { type AggregationBody, requestAggregation } from '../warp/aggregate.ts';
 import { describeSignedMessage } from '../warp/describe.ts';
 import { verifyWarpMessage } from '../warp/verify.ts';
 import { UsageError } from './errors.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import {
   checkLines,
   checkUrl,

@@ -1,6 +1,6 @@
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 
 interface BuildArgs {
   dataDir?: string;

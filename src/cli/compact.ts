@@ -5,7 +5,7 @@ import {
   openLake,
   readLakeState,
 } from '../load/index.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 
 export interface CompactArgs {
   dataDir?: string;

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface DocsArgs {

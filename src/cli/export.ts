@@ -1,5 +1,5 @@
 import { type ExportFormat, exportModel } from '../warehouse/export.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface ExportArgs {

@@ -3,8 +3,8 @@ import { createHttpClient } from '../extract/http.ts';
 import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
 import { LakeCorruptError, LockHeldError } from '../load/index.ts';
-import { EXIT } from './exit.ts';
-import { VERSION } from './version.ts';
+import { EXIT } from './exit.js';
+import { VERSION } from './version.js';
 
 export interface ExtractArgs extends ExtractFlags {
   json?: boolean;

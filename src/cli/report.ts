@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { writeReport } from '../report/report.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface ReportArgs {

@@ -8,7 +8,7 @@ import { buildWarehouse } from '../warehouse/build.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import { type ExtractArgs, extractWith, outputOf, redactorOf, resolveOrReport } from './extract.ts';
 
 export interface RunArgs extends ExtractArgs {

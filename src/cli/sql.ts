@@ -7,7 +7,7 @@ import {
   WarehouseUsageError,
   withWarehouse,
 } from '../warehouse/sql.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 
 interface SqlArgs {
   query?: string;

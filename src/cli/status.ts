@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LakeCorruptError, type LockHolder, readLakeState, readLockHolder } from '../load/index.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 
 interface StatusArgs {
   dataDir?: string;

@@ -1,6 +1,6 @@
 import { formatTable } from '../warehouse/sql.ts';
 import { parseMaxAge, runWarehouseTests, type TestReport } from '../warehouse/test.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface TestArgs {

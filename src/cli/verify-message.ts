@@ -1,7 +1,7 @@
 import { DEFAULT_QUORUM_PERCENTAGE } from '../schemas/warp-validators.ts';
 import { describeSignedMessage } from '../warp/describe.ts';
 import { verifyWarpMessage } from '../warp/verify.ts';
-import { EXIT } from './exit.ts';
+import { EXIT } from './exit.js';
 import {
   checkLines,
   checkUrl,

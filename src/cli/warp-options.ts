@@ -4,9 +4,9 @@ import { DEFAULT_URLS } from '../extract/pipeline.ts';
 import { decodeHex, type UnsignedWarpMessage } from '../schemas/warp.ts';
 import { createNodeReader } from '../warp/node.ts';
 import type { Verification } from '../warp/verify.ts';
-import type { WARP_NETWORKS } from './commands.ts';
+import type { WARP_NETWORKS } from './commands.js';
 import { UsageError } from './errors.ts';
-import { VERSION } from './version.ts';
+import { VERSION } from './version.js';
 
 // What `aggregate` and `verify-message` share: networks, hex arguments, the node, and how checks print.
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/commands.ts';
+import { COMMANDS } from '../../src/cli/commands.js';
 import { DEFAULT_QUORUM_PERCENTAGE } from '../../src/schemas/warp-validators.ts';
 
 /**

@@ -192,8 +192,12 @@ describe('avalake run interrupted', () => {
     child.stderr.on('data', (c) => {
       stderr += c;
     });
-    setTimeout(() => child.kill('SIGINT'), 2_500);
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Mid-extract: once the emulator has answered a few requests (a fixed delay raced the start-up on a
+    // loaded machine).
+    while (emulator.requests.total < 5) await new Promise((r) => setTimeout(r, 20));
+    child.kill('SIGINT');
+    const code = await exited;
     expect(code, stderr).toBe(130);
     expect(stderr).not.toMatch(/\n\s+at /);
     const report = reportOf(stdout);

@@ -1,12 +1,12 @@
+// @ts-check
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { COMMANDS } from './commands.ts';
-import { UsageError } from './errors.ts';
-import { EXIT } from './exit.ts';
-import { VERSION } from './version.ts';
+import { COMMANDS } from './commands.js';
+import { EXIT } from './exit.js';
+import { VERSION } from './version.js';
 
-// Note: only the command table is imported here; each command loads its own modules when it runs, so
-// `--help` and `--version` stay fast (issue 11).
+// Note: plain JavaScript, and only the command table is imported here: each command registers the
+// TypeScript loader and loads its own modules when it runs, so `--help` and `--version` stay fast.
 await yargs(hideBin(process.argv))
   .scriptName('avalake')
   .usage(
@@ -19,8 +19,9 @@ await yargs(hideBin(process.argv))
   .alias('h', 'help')
   .wrap(Math.min(110, process.stdout.columns ?? 110))
   .fail((message, error) => {
-    // A usage mistake is one line and exit 2; anything else is a bug and keeps its stack.
-    if (error && !(error instanceof UsageError)) throw error;
+    // A usage mistake (UsageError, src/cli/errors.ts) is one line and exit 2; anything else is a bug and
+    // keeps its stack. By name: its class is TypeScript, which this file does not load.
+    if (error && error.name !== 'UsageError') throw error;
     process.stderr.write(`avalake: ${error?.message ?? message}\nRun "avalake --help" for usage.\n`);
     process.exit(EXIT.usage);
   })

@@ -1,31 +1,45 @@
-import type { Argv, CommandModule } from 'yargs';
+// @ts-check
 
 /**
  * Every command's name, description and flags, and nothing else: `avalake --help` and `--version` load this
  * file and yargs only. A command's module (and with it DuckDB, Arrow, the emulator, the BLS curves) is
  * imported when that command runs.
+ *
+ * Note: plain JavaScript (checked by tsc through JSDoc), like main.js, so that `--help` and `--version` do
+ * not pay for the TypeScript loader; it is registered only when a command's module is first imported.
  */
 
-export const WARP_NETWORKS = ['mainnet', 'fuji', 'testnet'] as const;
+export const WARP_NETWORKS = /** @type {const} */ (['mainnet', 'fuji', 'testnet']);
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** @type {Promise<void> | undefined} */
+let typescript;
 
-/** A handler that imports its module on first use; the command's exit code becomes the process's. */
-function lazy<A>(load: () => Promise<(args: A, env: Env) => Promise<number | undefined>>) {
-  // yargs has checked the flags against the builder, which is what the command's args type describes.
-  return async (args: unknown) => {
+/** The TypeScript loader, registered once, before the first command module is imported. */
+const loadTypeScript = () => {
+  typescript ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return typescript;
+};
+
+/**
+ * A handler that imports its module on first use; the command's exit code becomes the process's.
+ * yargs has checked the flags against the builder, which is what the command's args type describes.
+ * @param {() => Promise<(args: any, env: NodeJS.ProcessEnv) => Promise<number | undefined>>} load
+ */
+function lazy(load) {
+  /** @param {unknown} args */
+  return async (args) => {
+    await loadTypeScript();
     const command = await load();
-    const code = await command(args as A, process.env);
+    const code = await command(args, process.env);
     if (code !== undefined) process.exitCode = code;
   };
 }
 
-type ArgsOf<F> = F extends (args: infer A, ...rest: never[]) => unknown ? A : never;
-type ExtractArgs = ArgsOf<typeof import('./extract.ts').extract>;
-type RunArgs = ArgsOf<typeof import('./run.ts').run>;
-
 /** The extract's flags; `run` takes all of them too. */
-const extractOptions = <T>(y: Argv<T>) =>
+/** @param {import('yargs').Argv} y */
+const extractOptions = (y) =>
   y
     .positional('pipeline', { type: 'string', describe: 'Pipeline file (default pipelines/demo.json)' })
     .option('streams', {
@@ -44,23 +58,28 @@ const extractOptions = <T>(y: Argv<T>) =>
       describe: 'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
     })
     .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
-    .option('log-format', { choices: ['json', 'pretty'] as const, describe: 'Log lines on stderr' })
+    .option('log-format', { choices: ['json', 'pretty'], describe: 'Log lines on stderr' })
     .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
     .option('verbose', { type: 'boolean', describe: 'Debug events too' });
 
-const selectOption = {
+const selectOption = /** @type {const} */ ({
   type: 'string',
   describe: 'Only these models: name, name+ (and downstream), +name',
-} as const;
-const dataDirOption = { type: 'string', default: 'data', describe: 'Data directory' } as const;
-const modelsOption = { type: 'string', default: 'sql/models', describe: 'Folder of the models' } as const;
+});
+const dataDirOption = /** @type {const} */ ({ type: 'string', default: 'data', describe: 'Data directory' });
+const modelsOption = /** @type {const} */ ({
+  type: 'string',
+  default: 'sql/models',
+  describe: 'Folder of the models',
+});
 
-export const COMMANDS: CommandModule[] = [
+/** @type {import('yargs').CommandModule[]} */
+export const COMMANDS = [
   {
     command: 'extract [pipeline]',
     describe: 'Mirror the streams of a pipeline into the Parquet lake, from where the last run stopped',
     builder: extractOptions,
-    handler: lazy<ExtractArgs>(async () => (await import('./extract.ts')).extract),
+    handler: lazy(async () => (await import('./extract.ts')).extract),
   },
   {
     command: 'build',
@@ -75,7 +94,7 @@ export const COMMANDS: CommandModule[] = [
   },
   {
     command: 'test',
-    describe: 'Check the warehouse: keys, not-null and accepted values, freshness per stream, sql/tests',
+    describe: 'Check the warehouse: keys, not-null and accepted values, freshness per partition, sql/tests',
     builder: (y) =>
       y
         .option('data-dir', dataDirOption)
@@ -85,13 +104,14 @@ export const COMMANDS: CommandModule[] = [
         .option('max-age', {
           type: 'string',
           array: true,
-          describe: 'How old a stream’s newest commit may be: 24h (default), or stream=2d for one stream',
+          describe:
+            'How long ago each partition may have been read last: 24h (default), or stream=2d for one stream',
         })
         .option('json', { type: 'boolean', describe: 'Print the report as JSON' }),
     // Note: test() takes a clock as its second parameter, not the environment.
     handler: lazy(async () => {
       const { test } = await import('./test.ts');
-      return (args: Parameters<typeof test>[0]) => test(args);
+      return (/** @type {Parameters<typeof test>[0]} */ args) => test(args);
     }),
   },
   {
@@ -102,9 +122,9 @@ export const COMMANDS: CommandModule[] = [
         type: 'string',
         array: true,
         describe:
-          'How old a stream’s newest commit may be before its freshness test fails: 24h (default), stream=2d',
+          'How long ago each partition may have been read last before freshness fails: 24h (default), stream=2d',
       }),
-    handler: lazy<RunArgs>(async () => (await import('./run.ts')).run),
+    handler: lazy(async () => (await import('./run.ts')).run),
   },
   {
     command: 'export <model>',
@@ -113,8 +133,8 @@ export const COMMANDS: CommandModule[] = [
       y
         .positional('model', { type: 'string', describe: 'A table or view of the warehouse' })
         .option('format', {
-          choices: ['parquet', 'csv'] as const,
-          default: 'parquet' as const,
+          choices: ['parquet', 'csv'],
+          default: 'parquet',
           describe: 'File format',
         })
         .option('out', {
@@ -138,8 +158,8 @@ export const COMMANDS: CommandModule[] = [
         .positional('query', { type: 'string', describe: 'SQL, e.g. "select * from stg_rewards limit 5"' })
         .option('data-dir', dataDirOption)
         .option('format', {
-          choices: ['table', 'csv', 'json'] as const,
-          default: 'table' as const,
+          choices: ['table', 'csv', 'json'],
+          default: 'table',
           describe: 'Output: a text table, CSV with a header, or a JSON array of rows',
         }),
     handler: lazy(async () => (await import('./sql.ts')).sql),
@@ -192,7 +212,8 @@ export const COMMANDS: CommandModule[] = [
         .option('json', { type: 'boolean', describe: 'Print JSON instead of a table' }),
     handler: lazy(async () => {
       const { status } = await import('./status.ts');
-      return (args: Parameters<typeof status>[0], env: Env) => status(args, env);
+      return (/** @type {Parameters<typeof status>[0]} */ args, /** @type {NodeJS.ProcessEnv} */ env) =>
+        status(args, env);
     }),
   },
   {
@@ -231,7 +252,7 @@ export const COMMANDS: CommandModule[] = [
         }),
     handler: lazy(async () => {
       const { serveEmulator } = await import('./emulator.ts');
-      return async (args: Parameters<typeof serveEmulator>[0]) => {
+      return async (/** @type {Parameters<typeof serveEmulator>[0]} */ args) => {
         await serveEmulator(args);
         return undefined;
       };
