@@ -27,6 +27,7 @@ import { type RunArgs, type RunReport, run } from '../src/cli/run.ts';
 import { createEmulator, DEFAULT_SEED } from '../src/emulator/index.ts';
 import { STREAMS } from '../src/extract/streams/index.ts';
 import { censusOf, type LakeCensus } from './lib/lake-census.ts';
+import { shiftClock } from './lib/shifted-clock.ts';
 import { fmt, median, table } from './lib/stats.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -262,6 +263,8 @@ process.stderr.write(
 try {
   for (let n = 1; n <= RUNS; n++) {
     if (n > 1) emulator.advance(STEP_S);
+    // avalake's clock follows the world's (in this process; a child run keeps the real clock).
+    if (values.clock === 'fixed') shiftClock((n - 1) * STEP_S * 1000);
     const record = await oneRun(n);
     records.push(record);
     if (failed(record)) {

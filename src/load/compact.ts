@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { link, open, rm, stat } from 'node:fs/promises';
+import { link, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CommitLog, LiveFile, StreamState } from './commit.ts';
 import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
-import { fsyncDir, mkdirDurable, sha256File } from './durable.ts';
+import { fsyncDir, fsyncFile, mkdirDurable, sha256File } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import type { CommittedFile } from './state.ts';
@@ -184,13 +184,4 @@ function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> 
     groups.set(keyOf(item), list);
   }
   return groups;
-}
-
-async function fsyncFile(path: string) {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

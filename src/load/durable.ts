@@ -28,6 +28,9 @@ export async function fsyncDir(path: string): Promise<void> {
   }
 }
 
+/** Makes a file's bytes durable when another library wrote it (DuckDB's COPY, a database file): the same call. */
+export const fsyncFile = fsyncDir;
+
 /** Replaces `path` atomically: tmp + fsync + rename + fsync(dir). Readers see the old or the new file. */
 export async function replaceDurable(path: string, bytes: Uint8Array): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;

@@ -12,6 +12,7 @@ export {
   type StreamState,
 } from './commit.ts';
 export type { CompactionResult } from './compact.ts';
+export { fsyncFile } from './durable.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export { type Lake, type OpenLakeOptions, openLake } from './lake.ts';

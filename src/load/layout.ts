@@ -78,7 +78,6 @@ export function seqOfStateFile(name: string): number | undefined {
 /** A generation of a stream's folders is named for the compaction that made it (0: the first). */
 export const generationName = (generation: number): string => `g${seqText(generation)}`;
 
-
 /** Parses a commit record's file name; undefined for anything else (tmp files, strays). */
 export function seqOfCommitFile(name: string): number | undefined {
   const m = /^(\d+)\.json$/.exec(name);

@@ -48,12 +48,14 @@ export const compactCommitSchema = z.object({
   committedAt: z.string(),
   /** Lake-relative paths of the files the merged ones replace. */
   removed: z.array(z.string()).min(1),
-  added: z.array(
-    committedFileSchema.extend({
-      /** The files this one merged (lake-relative paths), so a reader that holds those knows it holds this. */
-      replaces: z.array(z.string()).min(1),
-    }),
-  ).min(1),
+  added: z
+    .array(
+      committedFileSchema.extend({
+        /** The files this one merged (lake-relative paths), so a reader that holds those knows it holds this. */
+        replaces: z.array(z.string()).min(1),
+      }),
+    )
+    .min(1),
 });
 
 export const commitRecordSchema = z.union([dataCommitSchema, compactCommitSchema]);

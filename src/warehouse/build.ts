@@ -1,6 +1,7 @@
-import { copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { fsyncFile } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
 import {
   applyDelta,
@@ -190,14 +191,5 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function fsyncFile(path: string) {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
