@@ -1,5 +1,6 @@
 import { lstat, readdir, readFile, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
 import { fsyncDir, mkdirDurable, replaceDurable, sha256File } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import {
@@ -188,6 +189,7 @@ export function createCommitLog(paths: LakePaths): CommitLog {
         for (const record of records) remember(record);
         await rollForward(stream, records, report);
         await settleGeneration(stream);
+        await removeStrayConfirmations(paths, stateOf(stream));
         await checkFiles(stream, records);
       }
       return report;
@@ -234,7 +236,9 @@ export function createCommitLog(paths: LakePaths): CommitLog {
         const state = stateOf(stream);
         state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
         const dir = paths.commitsDir(stream);
+        const replaced = await foldConfirmations(paths, state);
         await replaceDurable(join(dir, stateFileName(state.seq)), Buffer.from(serializeState(state)));
+        for (const path of replaced) await unlink(join(paths.lakeDir, ...path.split('/')));
         // The state is durable: what it folds in may go. A crash here leaves records the state already
         // covers, which the next open deletes.
         for (const name of await listDir(dir)) {

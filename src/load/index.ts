@@ -27,3 +27,4 @@ export {
 } from './lock.ts';
 export { encodeParquet, writeParquetFile } from './parquet.ts';
 export { rejectSchema } from './rejects.ts';
+export { hasConfirmations } from './state.ts';

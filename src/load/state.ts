@@ -13,7 +13,8 @@ const committedFileSchema = z.object({
   path: z.string(),
   /** File name in the stream's staging folder. */
   staged: z.string(),
-  table: z.enum(['data', 'rejects']),
+  /** `confirmations`: unchanged snapshots' times, moved out of the state when it is folded. */
+  table: z.enum(['data', 'rejects', 'confirmations']),
   rows: z.number().int().nonnegative(),
   bytes: z.number().int().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -156,6 +157,12 @@ export function parseState(json: unknown): StreamState | { error: string } {
   const { partitions, ...rest } = result.data;
   return { ...rest, partitions: new Map(partitions.map((p) => [partitionId(p.partition), p])) };
 }
+
+/** Whether any snapshot of the stream was confirmed unchanged (pending in the state, or in its files). */
+export const hasConfirmations = (state: StreamState | undefined): boolean =>
+  !!state &&
+  (state.files.some((f) => f.table === 'confirmations') ||
+    [...state.partitions.values()].some((p) => p.confirmations.length > 0));
 
 export const partitionStateOf = (state: StreamState | undefined, partition: Partition) =>
   state?.partitions.get(partitionId(partition));

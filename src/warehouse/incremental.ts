@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { LiveFile } from '../load/index.ts';
+import { hasConfirmations, type LiveFile } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { dataFilesOf, type LakeSources } from './lake-sources.ts';
 import type { Model } from './models.ts';
@@ -36,7 +36,7 @@ export async function planIncremental(
   const stream = model.lakeStreams[0] as string;
   if (!tableExists) return { kind: 'full', why: 'not built yet' };
   if (!(await sameSql(db, model))) return { kind: 'full', why: 'its SQL changed' };
-  if ([...(lake.streams.get(stream)?.partitions.values() ?? [])].some((p) => p.confirmations.length > 0))
+  if (hasConfirmations(lake.streams.get(stream)))
     return { kind: 'full', why: 'snapshot confirmations to expand' };
 
   const held = new Set(

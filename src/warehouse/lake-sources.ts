@@ -1,6 +1,12 @@
 import { dirname, join } from 'node:path';
 import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
-import { type LiveFile, partitionId, readLakeState, type StreamState } from '../load/index.ts';
+import {
+  hasConfirmations,
+  type LiveFile,
+  partitionId,
+  readLakeState,
+  type StreamState,
+} from '../load/index.ts';
 import { quoteLiteral } from './duckdb.ts';
 
 /** What the models read of the lake: each stream's committed files, as the commit log names them. */
@@ -37,6 +43,15 @@ export async function writeConfirmations(db: DuckDBConnection, lake: LakeSources
         appender.endRow();
       }
   appender.closeSync();
+  // Confirmations folded out of the commit log's state live in its Parquet files.
+  for (const [stream, state] of lake.streams) {
+    const files = state.files.filter((f) => f.table === 'confirmations');
+    if (files.length === 0) continue;
+    const paths = files.map((f) => quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))));
+    await db.run(
+      `insert into ${CONFIRMATIONS} select ${quoteLiteral(stream)}, "partition", snapshotAt, confirmedAt from read_parquet([${paths.join(', ')}])`,
+    );
+  }
 }
 
 /**
@@ -56,10 +71,7 @@ export function withLake(
       quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))),
     );
     const read = `read_parquet([${files.join(', ')}], hive_partitioning = true, hive_types_autocast = false, union_by_name = true)`;
-    const confirmed = [...(lake.streams.get(stream)?.partitions.values() ?? [])].some(
-      (p) => p.confirmations.length > 0,
-    );
-    if (!confirmed || only?.has(stream)) return read;
+    if (!hasConfirmations(lake.streams.get(stream)) || only?.has(stream)) return read;
     return `(
       select * from ${read}
       union all by name

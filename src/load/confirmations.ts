@@ -1,0 +1,108 @@
+import { readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { lake } from '../schemas/lake.ts';
+import { createRecordBatchBuilder } from './arrow.ts';
+import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
+import { fsyncDir, fsyncFile, mkdirDurable, sha256File } from './durable.ts';
+import { type LakePaths, partitionId, seqText } from './layout.ts';
+import { writeParquetFile } from './parquet.ts';
+import type { LiveFile, StreamState } from './state.ts';
+
+/**
+ * Confirmations of unchanged snapshots (when an answer was still true) grow with every run, so they do
+ * not stay in a stream's state: folding writes the pending ones as a Parquet file of the stream's
+ * bookkeeping (`_confirmations/<stream>/`), which the state then lists among its files, and merges such
+ * files by size tier as compaction does, so their count stays small. The state's rename commits it all;
+ * files no state names are removed when the lake opens.
+ */
+
+export const CONFIRMATIONS_TABLE = 'confirmations';
+/** Merge confirmation files when this many of similar size pile up. */
+const MERGE_FILES = 8;
+
+const confirmationSchema = z.object({
+  partition: z.string(),
+  snapshotAt: lake.timestamp({ unit: 'ms' }),
+  confirmedAt: lake.timestamp({ unit: 'ms' }),
+});
+
+export const confirmationsDir = (paths: LakePaths, stream: string) =>
+  join(paths.lakeDir, '_confirmations', stream);
+
+const fileOf = (stream: string, seq: number, n: number) =>
+  `_confirmations/${stream}/part-${seqText(seq)}-${n}.parquet`;
+
+/**
+ * Moves the state's pending confirmations into a new file (and merges files of one size tier when it
+ * has MERGE_FILES of them), updating `state` in place. Returns the files the new state no longer names,
+ * to delete once it is durable.
+ */
+export async function foldConfirmations(paths: LakePaths, state: StreamState): Promise<string[]> {
+  const pending = [...state.partitions.values()].flatMap((p) =>
+    p.confirmations.map(([confirmedAt, snapshotAt]) => ({
+      partition: partitionId(p.partition),
+      snapshotAt,
+      confirmedAt,
+    })),
+  );
+  if (pending.length === 0) return [];
+  const dir = confirmationsDir(paths, state.stream);
+  await mkdirDurable(dir);
+  const builder = createRecordBatchBuilder(confirmationSchema);
+  for (const row of pending) builder.append(row, {});
+  const path = fileOf(state.stream, state.seq, 0);
+  const written = await writeParquetFile(join(paths.lakeDir, ...path.split('/')), builder.finish());
+  state.files.push({ path, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
+  for (const p of state.partitions.values()) p.confirmations = [];
+
+  const files = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
+  const tier = (f: LiveFile) => Math.floor(Math.log(Math.max(f.rows, 1)) / Math.log(MERGE_FILES));
+  const full = [...new Set(files.map(tier))]
+    .map((t) => files.filter((f) => tier(f) === t))
+    .find((group) => group.length >= MERGE_FILES);
+  if (full) {
+    const merged = fileOf(state.stream, state.seq, 1);
+    const target = join(paths.lakeDir, ...merged.split('/'));
+    const sources = full.map((f) => quoteLiteral(join(paths.lakeDir, ...f.path.split('/'))));
+    const rows = await withDuckDB(':memory:', async (db) => {
+      await db.run(
+        `copy (select * from read_parquet([${sources.join(', ')}])) to ${quoteLiteral(target)} (format parquet, compression zstd)`,
+      );
+      return Number(
+        (await queryRows(db, `select count(*) as n from read_parquet(${quoteLiteral(target)})`))[0]?.n,
+      );
+    });
+    await fsyncFile(target);
+    const { size } = await stat(target);
+    const replaced = new Set(full.map((f) => f.path));
+    state.files = state.files.filter((f) => !replaced.has(f.path));
+    state.files.push({
+      path: merged,
+      table: CONFIRMATIONS_TABLE,
+      seq: state.seq,
+      rows,
+      bytes: size,
+      sha256: await sha256File(target),
+    });
+    await fsyncDir(dir);
+    return [...replaced];
+  }
+  await fsyncDir(dir);
+  return [];
+}
+
+/** Deletes confirmation files no state names: a fold that never committed, or files a merge replaced. */
+export async function removeStrayConfirmations(paths: LakePaths, state: StreamState): Promise<void> {
+  const live = new Set(state.files.filter((f) => f.table === CONFIRMATIONS_TABLE).map((f) => f.path));
+  let names: string[];
+  try {
+    names = await readdir(confirmationsDir(paths, state.stream));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names)
+    if (!live.has(`_confirmations/${state.stream}/${name}`))
+      await unlink(join(confirmationsDir(paths, state.stream), name));
+}
