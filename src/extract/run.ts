@@ -165,8 +165,17 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
         results.push(summary.summary);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(options.pipeline.concurrency, work.length) }, worker));
+    // A failure no partition could absorb (the disk full in a commit, say) stops the others, which
+    // commit what they have; it surfaces once every flush is closed, not hidden behind the lake's close.
+    const crashes: unknown[] = [];
+    const guarded = () =>
+      worker().catch((error: unknown) => {
+        crashes.push(error);
+        stop.abort(error);
+      });
+    await Promise.all(Array.from({ length: Math.min(options.pipeline.concurrency, work.length) }, guarded));
     options.signal?.removeEventListener('abort', onAbort);
+    if (crashes.length > 0) throw crashes[0];
 
     const failed = results.filter((r) => r.status === 'failed').length;
     const status: RunSummary['status'] = options.signal?.aborted
@@ -325,7 +334,13 @@ async function extractPartition(work: PartitionWork) {
   }
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
   // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
-  await commit();
+  try {
+    await commit();
+  } catch (error) {
+    // A flush that failed midway takes no commit: drop what it staged, so the lake closes cleanly.
+    await flush.abort().catch(() => undefined);
+    throw error;
+  }
   // A walk that found nothing new still says so: freshness is the time a partition was last checked.
   if (status === 'done' && commits === 0) await lake.check(stream.name, partition);
   const seconds = (Date.now() - started) / 1000;
