@@ -145,7 +145,8 @@ async function buildModel(
     }
     if (plan.kind === 'delta') {
       const stream = model.lakeStreams[0] as string;
-      await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, plan.files]])));
+      const delta = { files: plan.files, confirmedAfter: plan.confirmedAfter };
+      await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, delta]])));
       await recordHeld(db, model, lake);
       return 'incremental';
     }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { hasConfirmations, type LiveFile } from '../load/index.ts';
+import type { LiveFile } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { dataFilesOf, type LakeSources } from './lake-sources.ts';
 import type { Model } from './models.ts';
@@ -8,16 +8,17 @@ import type { Model } from './models.ts';
 /**
  * Incremental models (`-- incremental: true`): the warehouse remembers which lake files each one holds
  * (`_lake.model_files`) and the SQL it was built with (`_lake.model_sql`). A build reads only the files
- * added since, computes the model over them, and replaces the keys they bring. A compaction replaces
- * files by merged ones with the same rows: a merged file whose inputs the model holds is held too. Any
- * doubt (the SQL changed, a file gone that no merged file accounts for, snapshot confirmations to
- * expand) means a full build of that model, which is always correct.
+ * added since (and, for a snapshot stream, the confirmations of unchanged answers newer than the last
+ * it read: `_lake.model_confirmed`), computes the model over them, and replaces the keys they bring. A
+ * compaction replaces files by merged ones with the same rows: a merged file whose inputs the model holds
+ * is held too. Any doubt (the SQL changed, a file gone that no merged file accounts for) means a full
+ * build of that model, which is always correct.
  */
 
 export type IncrementalPlan =
   | { kind: 'full'; why: string }
   | { kind: 'unchanged' }
-  | { kind: 'delta'; files: LiveFile[] };
+  | { kind: 'delta'; files: LiveFile[]; confirmedAfter: number | undefined };
 
 const sqlHash = (model: Model) => createHash('sha256').update(model.sql).digest('hex');
 
@@ -25,6 +26,19 @@ export async function ensureBookkeeping(db: DuckDBConnection) {
   await db.run('create schema if not exists _lake');
   await db.run('create table if not exists _lake.model_files (model varchar, path varchar)');
   await db.run('create table if not exists _lake.model_sql (model varchar primary key, sha256 varchar)');
+  // The newest snapshot confirmation (ms) an incremental model has read again; null: none yet.
+  await db.run(
+    'create table if not exists _lake.model_confirmed (model varchar primary key, through_ms bigint)',
+  );
+}
+
+/** The newest confirmation of a stream's unchanged snapshots (ms), as this build knows them. */
+async function newestConfirmation(db: DuckDBConnection, stream: string): Promise<number | undefined> {
+  const [row] = await queryRows(
+    db,
+    `select epoch_ms(max(confirmed_at)) as ms from _lake.snapshot_confirmations where stream = ${quoteLiteral(stream)}`,
+  );
+  return row?.ms === null || row?.ms === undefined ? undefined : Number(row.ms);
 }
 
 export async function planIncremental(
@@ -36,8 +50,13 @@ export async function planIncremental(
   const stream = model.lakeStreams[0] as string;
   if (!tableExists) return { kind: 'full', why: 'not built yet' };
   if (!(await sameSql(db, model))) return { kind: 'full', why: 'its SQL changed' };
-  if (hasConfirmations(lake.streams.get(stream)))
-    return { kind: 'full', why: 'snapshot confirmations to expand' };
+  const [confirmed] = await queryRows(
+    db,
+    `select through_ms from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`,
+  );
+  // None yet (null): every confirmation there is, is new.
+  const confirmedAfter = confirmed?.through_ms == null ? undefined : Number(confirmed.through_ms);
+  const newest = await newestConfirmation(db, stream);
 
   const held = new Set(
     (await queryRows(db, `select path from _lake.model_files where model = ${quoteLiteral(model.name)}`)).map(
@@ -60,7 +79,10 @@ export async function planIncremental(
   const livePaths = new Set(live.map((f) => f.path));
   const gone = [...held].filter((p) => !livePaths.has(p));
   if (gone.length > 0) return { kind: 'full', why: `${gone.length} files it holds were replaced unseen` };
-  return fresh.length === 0 ? { kind: 'unchanged' } : { kind: 'delta', files: fresh };
+  const reconfirmed = newest !== undefined && newest > (confirmedAfter ?? Number.NEGATIVE_INFINITY);
+  return fresh.length === 0 && !reconfirmed
+    ? { kind: 'unchanged' }
+    : { kind: 'delta', files: fresh, confirmedAfter };
 }
 
 /** The rows a build changed in an incremental model (old versions and new), for the models built on it. */
@@ -128,6 +150,10 @@ export async function recordHeld(db: DuckDBConnection, model: Model, lake: LakeS
   }
   appender.closeSync();
   await recordSql(db, model);
+  const newest = await newestConfirmation(db, model.lakeStreams[0] as string);
+  await db.run(
+    `insert or replace into _lake.model_confirmed values (${name}, ${newest === undefined ? 'null' : newest})`,
+  );
 }
 
 /** The SQL a model was last built with, to tell whether its rows may be kept. */
@@ -149,4 +175,5 @@ export async function sameSql(db: DuckDBConnection, model: Model): Promise<boole
 export async function forgetHeld(db: DuckDBConnection, model: Model) {
   await db.run(`delete from _lake.model_files where model = ${quoteLiteral(model.name)}`);
   await db.run(`delete from _lake.model_sql where model = ${quoteLiteral(model.name)}`);
+  await db.run(`delete from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`);
 }

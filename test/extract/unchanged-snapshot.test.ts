@@ -11,6 +11,7 @@ import { queryLake } from '../helpers/lake.ts';
 /** Snapshot streams whose answers stay put while the world's clock does. */
 const STREAMS = 'validators,validator_delegators,p_chain_balances,current_supply';
 const DAY = 86_400;
+const MODELS = '+validators_history,stg_validator_delegators,stg_p_chain_balances,stg_current_supply';
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -70,6 +71,8 @@ it('an unchanged snapshot writes no data file, and the validators history equals
   emulator.advance(DAY); // delegations move on: the validator set changes
   await observe(TEST_EPOCH + DAY);
   const afterChange = await dataFiles(kept.dataDir);
+  // A warehouse built now, so the one built at the end adds the confirmations incrementally.
+  await buildWarehouse({ dataDir: kept.dataDir, select: MODELS });
   await observe(TEST_EPOCH + DAY + 900); // the world stood still: the same answers
   await observe(TEST_EPOCH + DAY + 1800);
 
@@ -94,14 +97,9 @@ it('an unchanged snapshot writes no data file, and the validators history equals
     expect(s.files.filter((f) => f.table === 'confirmations').length, s.stream).toBe(1);
   }
 
-  await buildWarehouse({
-    dataDir: kept.dataDir,
-    select: '+validators_history,stg_validator_delegators,stg_p_chain_balances,stg_current_supply',
-  });
-  await buildWarehouse({
-    dataDir: full.dataDir,
-    select: '+validators_history,stg_validator_delegators,stg_p_chain_balances,stg_current_supply',
-  });
+  const incremental = await buildWarehouse({ dataDir: kept.dataDir, select: MODELS });
+  expect(incremental.built.find((b) => b.name === 'stg_p_chain_balances')?.mode).toBe('incremental');
+  await buildWarehouse({ dataDir: full.dataDir, select: MODELS });
   await withDuckDB(':memory:', async (db) => {
     await db.run(`attach '${kept.dataDir}/warehouse.duckdb' as kept (read_only)`);
     await db.run(`attach '${full.dataDir}/warehouse.duckdb' as whole (read_only)`);

@@ -1,5 +1,6 @@
 -- description: The node's status of each primary-network chain, one row per chain per snapshot.
 -- unique: blockchain_id, snapshot_at
+-- incremental: true
 -- not_null: network, status
 -- accepted_values: status = Validating | Created | Preferred | Syncing | Unknown
 -- column: blockchain_id: the P-, X- or C-Chain's blockchain id

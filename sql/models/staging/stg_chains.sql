@@ -1,5 +1,6 @@
 -- description: EVM chains the Data API supports, one row per chain per feature listing per snapshot (a dimension).
 -- unique: feature, chain_id, snapshot_at
+-- incremental: true
 -- not_null: network, chain_name, vm_name, rpc_url, is_testnet, native_token_symbol, native_token_decimals
 -- accepted_values: feature = all | nftIndexing | webhooks | teleporter
 -- column: feature: the listing the chain was in: all (no filter) or the feature it has enabled (nftIndexing, webhooks, teleporter)

@@ -1,5 +1,6 @@
 -- description: Upper bound of the stakeable supply of the primary network and each configured subnet, one row per subnet per snapshot (a time series).
 -- unique: subnet, snapshot_at
+-- incremental: true
 -- not_null: network, supply_navax
 -- column: subnet: primary, or the subnet id asked about
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: ERC-721 tokens held by each configured EVM address, with the address's native balance from the same answer, one row per token held per snapshot.
 -- unique: chain_id, owner_address, token_address, token_id_exact, snapshot_at
+-- incremental: true
 -- not_null: network, erc_type, metadata_index_status
 -- accepted_values: erc_type = ERC-721
 -- column: chain_id: the EVM chain id

@@ -1,5 +1,6 @@
 -- description: Native token balance of each configured EVM address on each configured chain at the latest block, one row per address and chain per snapshot.
 -- unique: chain_id, address, snapshot_at
+-- incremental: true
 -- not_null: network, token_symbol, token_decimals, balance_exact
 -- column: chain_id: the EVM chain id
 -- column: address: the configured address (lowercase)

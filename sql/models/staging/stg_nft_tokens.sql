@@ -1,5 +1,6 @@
 -- description: Tokens of the configured NFT collections with their metadata and owner, one row per token per snapshot.
 -- unique: chain_id, token_address, token_id_exact, snapshot_at
+-- incremental: true
 -- not_null: network, erc_type, metadata_index_status
 -- accepted_values: erc_type = ERC-721
 -- column: chain_id: the EVM chain id

@@ -1,5 +1,6 @@
 -- description: P-Chain balance of each configured address from the node's platform.getBalance, one row per address per snapshot.
 -- unique: address, snapshot_at
+-- incremental: true
 -- not_null: network, balance_navax, unlocked_navax, locked_stakeable_navax, locked_not_stakeable_navax
 -- column: address: the configured address, as the pipeline lists it
 -- column: network: mainnet or fuji

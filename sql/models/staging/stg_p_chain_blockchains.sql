@@ -1,5 +1,6 @@
 -- description: Blockchains registered on the P-Chain, as the node lists them, one row per blockchain per snapshot.
 -- unique: blockchain_id, snapshot_at
+-- incremental: true
 -- not_null: network, blockchain_name, subnet_id, vm_id
 -- column: blockchain_id: the blockchain's id
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: The P-Chain blocks the pipeline lists by id, from the node's platform.getBlock, one row per block per snapshot.
 -- unique: block_id, snapshot_at
+-- incremental: true
 -- not_null: network, block_height, parent_id, tx_count
 -- column: block_id: the block's id
 -- column: network: mainnet or fuji

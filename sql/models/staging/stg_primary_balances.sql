@@ -1,5 +1,6 @@
 -- description: P-/X-Chain balances and C-Chain atomic memory of each configured address by category and asset, one row per balance per snapshot (as of now, and as of the end of primary.balancesAsOf).
 -- unique: balance_id, snapshot_at
+-- incremental: true
 -- not_null: chain, address, as_of, category, asset_id, amount, utxo_count
 -- column: balance_id: the balance's identity: chain/address/as_of/category/asset_id, then shared_with_chain_id where there is one
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: Delegators of the configured validators, one row per delegation per snapshot.
 -- unique: tx_id, snapshot_at
+-- incremental: true
 -- not_null: node_id, weight_navax, started_at, ends_at
 -- column: tx_id: the delegation's AddDelegatorTx / AddPermissionlessDelegatorTx
 -- column: network: mainnet or fuji

@@ -1,5 +1,6 @@
 -- description: Validators of the primary network and configured subnets, one row per validator per snapshot.
 -- unique: subnet, node_id, snapshot_at
+-- incremental: true
 -- not_null: weight, started_at
 -- column: subnet: primary, or the subnet id
 -- column: network: mainnet or fuji
