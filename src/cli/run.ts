@@ -149,7 +149,11 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     if (summary.status === 'partial' || summary.status === 'failed') report.failedStep = 'extract';
     if (summary.status === 'interrupted' || summary.status === 'failed') {
       report.build.reason = report.test.reason =
-        summary.status === 'interrupted' ? 'interrupted' : 'every partition of the extract failed';
+        summary.status === 'interrupted'
+          ? 'interrupted'
+          : summary.unreachable?.length
+            ? `unreachable: ${summary.unreachable.map((h) => h.origin).join(', ')}`
+            : 'every partition of the extract failed';
       return finish(code);
     }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { extract } from '../../src/cli/extract.ts';
+import { run as runCommand } from '../../src/cli/run.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
@@ -44,8 +45,12 @@ function workspace(urls: (good: { data: string; metrics: string; node: string })
   return { dataDir: join(dir, 'data'), goodPath, badPath };
 }
 
-/** Runs `extract` in-process, capturing what it and its logger write, and how long it took. */
-async function run(args: Parameters<typeof extract>[0], env: Record<string, string> = {}) {
+/** Runs `extract` (or `run`) in-process, capturing what it and its logger write, and how long it took. */
+async function run(
+  args: Parameters<typeof extract>[0],
+  env: Record<string, string> = {},
+  command: (args: Parameters<typeof extract>[0], env: Record<string, string>) => Promise<number> = extract,
+) {
   let stdout = '';
   let stderr = '';
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
@@ -58,7 +63,7 @@ async function run(args: Parameters<typeof extract>[0], env: Record<string, stri
   });
   const started = Date.now();
   try {
-    const code = await extract({ logFormat: 'json', quiet: true, ...args }, env);
+    const code = await command({ logFormat: 'json', quiet: true, ...args }, env);
     return { code, stdout, stderr, ms: Date.now() - started };
   } finally {
     out.mockRestore();
@@ -192,3 +197,14 @@ function rowsOf(summaryJson: string): Record<string, number> {
     counts[p.stream] = (counts[p.stream] ?? 0) + p.rows;
   return counts;
 }
+
+it('avalake run says the host was unreachable, builds nothing and tests nothing: exit 1 within 30 s', async () => {
+  const w = workspace(() => ({ data: closed, metrics: closed, node: closed }));
+  const out = await run({ pipeline: w.badPath, dataDir: w.dataDir, json: true }, {}, runCommand);
+  expect(out.code).toBe(1);
+  expect(out.ms).toBeLessThan(BOUND_MS);
+  const report = JSON.parse(out.stdout);
+  expect(report).toMatchObject({ status: 'failed', failedStep: 'extract', exitCode: 1 });
+  expect(report.build).toMatchObject({ status: 'not run', reason: `unreachable: ${closed}` });
+  expect(report.test.reason).toBe(`unreachable: ${closed}`);
+}, 60_000);
