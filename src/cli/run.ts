@@ -185,6 +185,8 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       report.failedStep ??= 'build';
       report.status = 'failed';
       log({ level: 'error', msg: 'build failed', error: reason });
+      // The lake is sound whatever the warehouse's trouble: its small files are still merged when due.
+      await compactStep(config.dataDir, report, log);
       return finish(EXIT.failed);
     }
     // A build is atomic, so a signal during it waits for it; the tests are skipped.
