@@ -11,13 +11,14 @@ import {
 import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extract } from '../../src/cli/extract.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
+import { captureOutput } from '../helpers/output.ts';
 
 /**
  * Bad inputs through the real `extract` command: each gets the exit code of DESIGN.md, one clear message
@@ -58,25 +59,8 @@ function workspace(pipeline: unknown = basePipeline()): Workspace {
 }
 
 /** Runs `extract` in-process, capturing what it and its logger write. */
-async function runExtract(args: Parameters<typeof extract>[0], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await extract({ logFormat: 'json', ...args }, env);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const runExtract = (args: Parameters<typeof extract>[0], env: Record<string, string> = {}) =>
+  captureOutput(() => extract({ logFormat: 'json', ...args }, env));
 
 /** Every file under a directory, relative to it (empty when the directory does not exist). */
 function filesUnder(dir: string): string[] {

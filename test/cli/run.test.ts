@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type RunReport, run } from '../../src/cli/run.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { PipelineSchema } from '../../src/extract/pipeline.ts';
@@ -9,6 +9,7 @@ import { openLake } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
+import { captureOutput } from '../helpers/output.ts';
 import { CORE_STREAMS, lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
 
@@ -19,25 +20,8 @@ afterEach(async () => {
 });
 
 /** `avalake run` in-process, capturing stdout and stderr. */
-async function runCli(args: Parameters<typeof run>[0]) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await run({ logFormat: 'json', quiet: true, ...args }, {});
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const runCli = (args: Parameters<typeof run>[0]) =>
+  captureOutput(() => run({ logFormat: 'json', quiet: true, ...args }, {}));
 
 const hasParquet = (dataDir: string, stream: string) =>
   existsSync(join(dataDir, 'lake', stream)) &&

@@ -2,33 +2,18 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ageText, checkpointText, type LakeStatus, readStatus, status } from '../../src/cli/status.ts';
 import type { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
+import { captureOutput } from '../helpers/output.ts';
 
 /** Runs `status` in-process, capturing its output. */
-async function runStatus(args: { dataDir?: string; json?: boolean }, now?: number) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    return { code: await status(args, {}, now), stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const runStatus = (args: { dataDir?: string; json?: boolean }, now?: number) =>
+  captureOutput(() => status(args, {}, now));
 
 const keyOf = (stream: string, partition: Record<string, string>) =>
   `${stream} ${JSON.stringify(Object.entries(partition).sort())}`;

@@ -3,12 +3,13 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extract } from '../../src/cli/extract.ts';
 import { run as runCommand } from '../../src/cli/run.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
+import { captureOutput } from '../helpers/output.ts';
 
 /**
  * Issue 11: a host that refuses connections, does not resolve, or fails TLS on every attempt ends the run
@@ -51,24 +52,9 @@ async function run(
   env: Record<string, string> = {},
   command: (args: Parameters<typeof extract>[0], env: Record<string, string>) => Promise<number> = extract,
 ) {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    stderr += String(chunk);
-    return true;
-  });
   const started = Date.now();
-  try {
-    const code = await command({ logFormat: 'json', quiet: true, ...args }, env);
-    return { code, stdout, stderr, ms: Date.now() - started };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
+  const output = await captureOutput(() => command({ logFormat: 'json', quiet: true, ...args }, env));
+  return { ...output, ms: Date.now() - started };
 }
 
 /** Every file under the data directory with a hash of its content: commits, checkpoints, data, rejects. */

@@ -2,14 +2,14 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportCommandRun } from '../../src/cli/export.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows } from '../../src/warehouse/duckdb.ts';
-import { loadModels } from '../../src/warehouse/models.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { captureOutput } from '../helpers/output.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
 
 /** `avalake export`: the model's rows and types, exactly, in Parquet (a file or a partitioned folder) or CSV. */
@@ -33,24 +33,8 @@ beforeAll(async () => {
 });
 afterAll(() => emulator.close());
 
-async function run(args: Parameters<typeof exportCommandRun>[0]) {
-  let stdout = '';
-  let stderr = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    return { code: await exportCommandRun({ dataDir, ...args }), stdout, stderr };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-}
+const run = (args: Parameters<typeof exportCommandRun>[0]) =>
+  captureOutput(() => exportCommandRun({ dataDir, ...args }));
 
 /** Rows of `a` not in `b` and of `b` not in `a`, and the types of both, with the warehouse attached. */
 async function compare(exported: string) {

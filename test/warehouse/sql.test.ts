@@ -3,14 +3,14 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql as sqlCommand } from '../../src/cli/sql.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { loadModels } from '../../src/warehouse/models.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { captureOutput } from '../helpers/output.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
 
 /** `avalake sql`: a table, CSV or JSON with exact amounts; mistakes are exit 2, read-only. */
@@ -33,24 +33,9 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 /** The command in-process, as the CLI runs it, capturing what it prints. */
-async function sql(query: string, ...flags: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    stdout += String(c);
-    return true;
-  });
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    stderr += String(c);
-    return true;
-  });
-  try {
-    const format = flags[0] === '--format' ? (flags[1] as 'csv' | 'json') : 'table';
-    return { code: await sqlCommand({ query, dataDir, format }), stdout, stderr };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
+function sql(query: string, ...flags: string[]) {
+  const format = flags[0] === '--format' ? (flags[1] as 'csv' | 'json') : 'table';
+  return captureOutput(() => sqlCommand({ query, dataDir, format }));
 }
 
 const TOTALS = `select reward_type, count(*) as count_rewards, sum(reward_navax) as reward_navax

@@ -2,16 +2,16 @@ import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { test as testCommand } from '../../src/cli/test.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { loadModels } from '../../src/warehouse/models.ts';
 import { runWarehouseTests } from '../../src/warehouse/test.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { captureOutput } from '../helpers/output.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
 
 /**
@@ -48,23 +48,8 @@ afterAll(() => emulator.close());
 
 /** Runs the command as the CLI would, capturing what it prints. */
 async function run(args: Parameters<typeof testCommand>[0], now = newestCommit + 60_000) {
-  let out = '';
-  let err = '';
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((c) => {
-    out += String(c);
-    return true;
-  });
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((c) => {
-    err += String(c);
-    return true;
-  });
-  try {
-    const code = await testCommand({ models: STAGING, ...args }, now);
-    return { code, out, err };
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
+  const { code, stdout, stderr } = await captureOutput(() => testCommand({ models: STAGING, ...args }, now));
+  return { code, out: stdout, err: stderr };
 }
 
 /** A copy of the data directory's warehouse with `statements` run on it. */
