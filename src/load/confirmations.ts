@@ -7,19 +7,23 @@ import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { fsyncDir, fsyncFile, mkdirDurable, sha256File } from './durable.ts';
 import { type LakePaths, partitionId, seqText } from './layout.ts';
 import { writeParquetFile } from './parquet.ts';
-import type { LiveFile, StreamState } from './state.ts';
+import type { StreamState } from './state.ts';
 
 /**
  * Confirmations of unchanged snapshots (when an answer was still true) grow with every run, so they do
  * not stay in a stream's state: folding writes the pending ones as a Parquet file of the stream's
- * bookkeeping (`_confirmations/<stream>/`), which the state then lists among its files, and merges such
- * files by size tier as compaction does, so their count stays small. The state's rename commits it all;
- * files no state names are removed when the lake opens.
+ * bookkeeping (`_confirmations/<stream>/`), which the state then lists among its files, and merges them
+ * into one once MERGE_FILES pile up, so a stream keeps at most that many. The state's rename commits it
+ * all; files no state names are removed when the lake opens.
+ *
+ * Note: a merge rewrites every confirmation of the stream. They are tiny (a partition id, two times):
+ * a year of 15-minute runs over a dozen partitions is a few hundred thousand rows, a few MB, rewritten
+ * once every MERGE_FILES folds; size tiers would bound that work but keep several times more files.
  */
 
 export const CONFIRMATIONS_TABLE = 'confirmations';
-/** Merge confirmation files when this many of similar size pile up. */
-const MERGE_FILES = 8;
+/** Merge a stream's confirmation files into one when this many pile up. */
+const MERGE_FILES = 4;
 
 const confirmationSchema = z.object({
   partition: z.string(),
@@ -34,8 +38,8 @@ const fileOf = (stream: string, seq: number, n: number) =>
   `_confirmations/${stream}/part-${seqText(seq)}-${n}.parquet`;
 
 /**
- * Moves the state's pending confirmations into a new file (and merges files of one size tier when it
- * has MERGE_FILES of them), updating `state` in place. Returns the files the new state no longer names,
+ * Moves the state's pending confirmations into a new file (and merges the stream's files into one when
+ * it has MERGE_FILES of them), updating `state` in place. Returns the files the new state no longer names,
  * to delete once it is durable.
  */
 export async function foldConfirmations(paths: LakePaths, state: StreamState): Promise<string[]> {
@@ -56,12 +60,8 @@ export async function foldConfirmations(paths: LakePaths, state: StreamState): P
   state.files.push({ path, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
   for (const p of state.partitions.values()) p.confirmations = [];
 
-  const files = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
-  const tier = (f: LiveFile) => Math.floor(Math.log(Math.max(f.rows, 1)) / Math.log(MERGE_FILES));
-  const full = [...new Set(files.map(tier))]
-    .map((t) => files.filter((f) => tier(f) === t))
-    .find((group) => group.length >= MERGE_FILES);
-  if (full) {
+  const full = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
+  if (full.length >= MERGE_FILES) {
     const merged = fileOf(state.stream, state.seq, 1);
     const target = join(paths.lakeDir, ...merged.split('/'));
     const sources = full.map((f) => quoteLiteral(join(paths.lakeDir, ...f.path.split('/'))));

@@ -132,6 +132,34 @@ describe('compaction', () => {
   });
 });
 
+it('folds snapshot confirmations into at most a few Parquet files, every confirmation kept', async () => {
+  const l = await openTest();
+  const partition = PARTITIONS[0] as (typeof PARTITIONS)[number];
+  const flush = l.begin({ stream: STREAM, partition, schema });
+  await flush.append([{ id: 0, amount: '1', note: 'snapshot' }]);
+  await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+  const times = Array.from({ length: 9 }, (_, i) => 2_000 + i * 1_000);
+  for (const at of times) {
+    await l.check(STREAM, partition, at);
+    await l.compact('all'); // folds the log, confirmation included
+  }
+  const state = (await readLakeState(dataDir)).get(STREAM);
+  const files = state?.files.filter((f) => f.table === 'confirmations') ?? [];
+  expect(files.length).toBeGreaterThan(0);
+  expect(files.length).toBeLessThan(4);
+  expect([...(state?.partitions.values() ?? [])].every((p) => p.confirmations.length === 0)).toBe(true);
+  const rows = await query(
+    `select epoch_ms(confirmedAt)::bigint as confirmed_ms, epoch_ms(snapshotAt)::bigint as version
+     from read_parquet([${files.map((f) => `'${join(dataDir, 'lake', f.path)}'`).join(', ')}]) order by confirmed_ms`,
+  );
+  expect(rows.map((r) => Number(r.confirmed_ms))).toEqual(times);
+  expect(new Set(rows.map((r) => Number(r.version)))).toEqual(new Set([1_000]));
+  // Nothing but the named files is left in the bookkeeping folder.
+  expect((await readdir(join(dataDir, 'lake', '_confirmations', STREAM))).sort()).toEqual(
+    files.map((f) => f.path.split('/').at(-1)).sort(),
+  );
+});
+
 /** Starts the compacting writer; resolves once it has opened (and so recovered) the lake. */
 function startWriter(dir: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', writer, dir], {
