@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { acquireLock, readLockHolder } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { extractOnce } from '../helpers/extract.ts';
-import { duplicateRows } from '../helpers/lake.ts';
+import { duplicateRows, fileHashes } from '../helpers/lake.ts';
 
 /**
  * Issue 11: Ctrl-C (or SIGTERM) during any wait (a retry-after, a rate-budget wait, a backoff) exits within
@@ -92,20 +91,6 @@ async function until(condition: () => boolean, what: string, timeoutMs = 30_000)
   }
 }
 
-/** Every file under the data directory with a hash of its content. */
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const path = join(d, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files[path.slice(dir.length)] = createHash('sha256').update(readFileSync(path)).digest('hex');
-    }
-  };
-  walk(dir);
-  return files;
-}
-
 describe('a signal during a wait', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     '%s during a 60 s retry-after: exit 130 within 2 s, the lake as it was committed',
@@ -113,7 +98,7 @@ describe('a signal during a wait', () => {
       const good = await emulatorWith();
       const w = workspace(good);
       expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
-      const before = snapshot(w.dataDir);
+      const before = fileHashes(w.dataDir);
 
       // Every answer is a 429 asking for a minute's wait.
       const limited = await emulatorWith({ faults: '429=1:60' });
@@ -125,7 +110,7 @@ describe('a signal during a wait', () => {
       expect(code, run.stderr).toBe(130);
       expect(at - signalled).toBeLessThan(EXIT_BOUND_MS);
       expect(run.stderr).not.toMatch(/\n\s+at /);
-      expect(snapshot(w.dataDir)).toEqual(before);
+      expect(fileHashes(w.dataDir)).toEqual(before);
       // The lake opens cleanly and the next run carries on from the checkpoints.
       expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
     },

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { run as runCommand } from '../../src/cli/run.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
+import { fileHashes } from '../helpers/lake.ts';
 import { captureOutput } from '../helpers/output.ts';
 
 /**
@@ -57,20 +57,6 @@ async function run(
   return { ...output, ms: Date.now() - started };
 }
 
-/** Every file under the data directory with a hash of its content: commits, checkpoints, data, rejects. */
-function snapshot(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const path = join(d, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files[path.slice(dir.length)] = createHash('sha256').update(readFileSync(path)).digest('hex');
-    }
-  };
-  walk(dir);
-  return files;
-}
-
 /** The `avalake: …` lines on stderr: what a person (or cron's mail) reads. */
 const messages = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('avalake: '));
 
@@ -83,7 +69,7 @@ describe('a host that never answers', () => {
     }));
     const good = await run({ pipeline: w.goodPath, dataDir: w.dataDir });
     expect(good.code, good.stderr).toBe(0);
-    const before = snapshot(w.dataDir);
+    const before = fileHashes(w.dataDir);
 
     const bad = await run({ pipeline: w.badPath, dataDir: w.dataDir });
     expect(bad.code, bad.stderr).toBe(1);
@@ -109,7 +95,7 @@ describe('a host that never answers', () => {
       [],
     );
     expect(bad.stdout).toMatch(/: failed\n/);
-    expect(snapshot(w.dataDir)).toEqual(before);
+    expect(fileHashes(w.dataDir)).toEqual(before);
   });
 
   it('only the Data API URL, from --base-url, refusing: exit 1 within 30 s, the message names that URL only', async () => {

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { partitionId, readLakeState } from '../../src/load/index.ts';
 import { queryRows, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
@@ -46,4 +49,22 @@ export async function duplicateRows(dataDir: string, stream: string): Promise<nu
     else seen.add(text);
   }
   return duplicates;
+}
+
+/**
+ * Every file under a directory with a hash of its content (following the lake's stream links, so a
+ * stream's files appear under `lake/<stream>/` and again under `_generations/`): equal before and after
+ * means nothing was written.
+ */
+export function fileHashes(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else files[path.slice(dir.length)] = createHash('sha256').update(readFileSync(path)).digest('hex');
+    }
+  };
+  walk(dir);
+  return files;
 }
