@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { link, rm, stat } from 'node:fs/promises';
+import { link, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CommitLog, LiveFile, StreamState } from './commit.ts';
-import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
-import { fsyncDir, fsyncFile, mkdirDurable, sha256File } from './durable.ts';
+import { fsyncDir, mkdirDurable } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
+import { mergeParquetFiles } from './merge.ts';
 import type { CommittedFile } from './state.ts';
 
 /**
@@ -120,40 +120,23 @@ export async function compactStream(args: {
     }
     const added: (CommittedFile & { replaces: string[] })[] = [];
     args.onStep?.('merge');
-    await withDuckDB(':memory:', async (db) => {
-      for (const [n, group] of plan.groups.entries()) {
-        const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
-        const target = await place(path);
-        const sources = group.files.map((f) => quoteLiteral(join(paths.lakeDir, ...f.path.split('/'))));
-        // Note: hive_partitioning off, or DuckDB would add the folders' keys as columns to the merged file.
-        await db.run(
-          `copy (select * from read_parquet([${sources.join(', ')}], hive_partitioning = false, union_by_name = true)) ` +
-            `to ${quoteLiteral(target)} (format parquet, compression zstd)`,
+    for (const [n, group] of plan.groups.entries()) {
+      const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
+      const target = await place(path);
+      const written = await mergeParquetFiles(
+        group.files.map((f) => join(paths.lakeDir, ...f.path.split('/'))),
+        target,
+      );
+      const rows = group.files.reduce((sum, f) => sum + f.rows, 0);
+      if (written.rows !== rows)
+        throw new LakeCorruptError(
+          `merging ${group.files.length} files gave ${written.rows} rows, not ${rows}`,
+          target,
         );
-        await fsyncFile(target);
-        const rows = group.files.reduce((sum, f) => sum + f.rows, 0);
-        const written = Number(
-          (await queryRows(db, `select count(*) as n from read_parquet(${quoteLiteral(target)})`))[0]?.n,
-        );
-        if (written !== rows)
-          throw new LakeCorruptError(
-            `merging ${group.files.length} files gave ${written} rows, not ${rows}`,
-            target,
-          );
-        const { size } = await stat(target);
-        added.push({
-          path,
-          staged: '',
-          table: 'data',
-          rows,
-          bytes: size,
-          sha256: await sha256File(target),
-          replaces: group.files.map((f) => f.path),
-        });
-        result.merged += group.files.length;
-        result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
-      }
-    });
+      added.push({ path, staged: '', table: 'data', ...written, replaces: group.files.map((f) => f.path) });
+      result.merged += group.files.length;
+      result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
+    }
     for (const dir of dirs) await fsyncDir(dir);
     result.written = added.length;
     args.onStep?.('commit');

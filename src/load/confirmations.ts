@@ -1,11 +1,11 @@
-import { readdir, stat, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { lake } from '../schemas/lake.ts';
 import { createRecordBatchBuilder } from './arrow.ts';
-import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
-import { fsyncDir, fsyncFile, mkdirDurable, sha256File } from './durable.ts';
+import { fsyncDir, mkdirDurable } from './durable.ts';
 import { type LakePaths, partitionId, seqText } from './layout.ts';
+import { mergeParquetFiles } from './merge.ts';
 import { writeParquetFile } from './parquet.ts';
 import type { StreamState } from './state.ts';
 
@@ -64,27 +64,13 @@ export async function foldConfirmations(paths: LakePaths, state: StreamState): P
   if (full.length >= MERGE_FILES) {
     const merged = fileOf(state.stream, state.seq, 1);
     const target = join(paths.lakeDir, ...merged.split('/'));
-    const sources = full.map((f) => quoteLiteral(join(paths.lakeDir, ...f.path.split('/'))));
-    const rows = await withDuckDB(':memory:', async (db) => {
-      await db.run(
-        `copy (select * from read_parquet([${sources.join(', ')}])) to ${quoteLiteral(target)} (format parquet, compression zstd)`,
-      );
-      return Number(
-        (await queryRows(db, `select count(*) as n from read_parquet(${quoteLiteral(target)})`))[0]?.n,
-      );
-    });
-    await fsyncFile(target);
-    const { size } = await stat(target);
+    const written = await mergeParquetFiles(
+      full.map((f) => join(paths.lakeDir, ...f.path.split('/'))),
+      target,
+    );
     const replaced = new Set(full.map((f) => f.path));
     state.files = state.files.filter((f) => !replaced.has(f.path));
-    state.files.push({
-      path: merged,
-      table: CONFIRMATIONS_TABLE,
-      seq: state.seq,
-      rows,
-      bytes: size,
-      sha256: await sha256File(target),
-    });
+    state.files.push({ path: merged, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
     await fsyncDir(dir);
     return [...replaced];
   }
