@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { link, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { CommitLog, LiveFile, StreamState } from './commit.ts';
+import type { CommitLog, CompactCommit, LiveFile, StreamState } from './commit.ts';
 import { fsyncDir, mkdirDurable } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import { mergeParquetFiles } from './merge.ts';
-import type { CommittedFile } from './state.ts';
 
 /**
  * Compaction: the small files of a folder are merged into larger ones, as a commit of its own. The
@@ -118,7 +117,7 @@ export async function compactStream(args: {
       if (file.table !== 'data' || removed.has(file.path)) continue;
       await link(join(paths.lakeDir, ...file.path.split('/')), await place(file.path));
     }
-    const added: (CommittedFile & { replaces: string[] })[] = [];
+    const added: CompactCommit['added'] = [];
     args.onStep?.('merge');
     for (const [n, group] of plan.groups.entries()) {
       const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
@@ -133,7 +132,7 @@ export async function compactStream(args: {
           `merging ${group.files.length} files gave ${written.rows} rows, not ${rows}`,
           target,
         );
-      added.push({ path, staged: '', table: 'data', ...written, replaces: group.files.map((f) => f.path) });
+      added.push({ path, table: 'data', ...written, replaces: group.files.map((f) => f.path) });
       result.merged += group.files.length;
       result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
     }

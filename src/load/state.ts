@@ -51,7 +51,7 @@ export const compactCommitSchema = z.object({
   removed: z.array(z.string()).min(1),
   added: z
     .array(
-      committedFileSchema.extend({
+      committedFileSchema.omit({ staged: true }).extend({
         /** The files this one merged (lake-relative paths), so a reader that holds those knows it holds this. */
         replaces: z.array(z.string()).min(1),
       }),
@@ -119,7 +119,7 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
   if (isCompaction(record)) {
     const removed = new Set(record.removed);
     state.files = state.files.filter((f) => !removed.has(f.path));
-    for (const { staged: _, ...file } of record.added) state.files.push({ ...file, seq: record.seq });
+    for (const file of record.added) state.files.push({ ...file, seq: record.seq });
     state.generation = record.seq;
     return;
   }
