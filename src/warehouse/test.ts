@@ -269,9 +269,10 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
     if (options.select !== undefined && !wanted.has(stream)) continue;
     const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
     const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
+    // Without a pipeline to say which partitions it reads now, every partition of the lake is judged.
+    const planned = options.partitions && (options.partitions.get(stream) ?? new Set<string>());
     const judged = [...state.partitions.values()].filter(
-      (p) =>
-        options.partitions?.get(stream)?.has(partitionId(p.partition)) ?? options.partitions === undefined,
+      (p) => !planned || planned.has(partitionId(p.partition)),
     );
     const stale = judged
       .map((p) => ({ p, ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)) }))
