@@ -1,9 +1,11 @@
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
+import { catalogOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 interface BuildArgs {
   dataDir?: string;
+  catalog?: string;
   select?: string;
   models?: string;
   json?: boolean;
@@ -20,9 +22,15 @@ export function formatBuild(result: BuildResult): string {
 }
 
 /** The whole command, returning its exit code: 2 for a mistake in the models, 1 for a failed build. */
-export async function build(args: BuildArgs): Promise<number> {
+export async function build(
+  args: BuildArgs,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<number> {
+  const catalog = catalogOption(args, env);
+  if (typeof catalog === 'number') return catalog;
   try {
     const result = await buildWarehouse({
+      ...catalog,
       dataDir: args.dataDir ?? 'data',
       modelsDir: args.models ?? 'sql/models',
       ...(args.select !== undefined ? { select: args.select } : {}),

@@ -57,6 +57,7 @@ const extractOptions = (y) =>
       type: 'number',
       describe: 'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
     })
+    .option('catalog', catalogOption)
     .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
     .option('log-format', { choices: ['json', 'pretty'], describe: 'Log lines on stderr' })
     .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
@@ -67,6 +68,10 @@ const selectOption = /** @type {const} */ ({
   describe: 'Only these models: name, name+ (and downstream), +name',
 });
 const dataDirOption = /** @type {const} */ ({ type: 'string', default: 'data', describe: 'Data directory' });
+const catalogOption = /** @type {const} */ ({
+  type: 'string',
+  describe: 'PostgreSQL catalog of a lake shared by several workers, postgres://… (AVALAKE_CATALOG)',
+});
 const modelsOption = /** @type {const} */ ({
   type: 'string',
   default: 'sql/models',
@@ -87,6 +92,7 @@ export const COMMANDS = [
     builder: (y) =>
       y
         .option('data-dir', dataDirOption)
+        .option('catalog', catalogOption)
         .option('select', selectOption)
         .option('models', modelsOption)
         .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
@@ -98,6 +104,7 @@ export const COMMANDS = [
     builder: (y) =>
       y
         .option('data-dir', dataDirOption)
+        .option('catalog', catalogOption)
         .option('select', selectOption)
         .option('models', modelsOption)
         .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })
@@ -111,7 +118,8 @@ export const COMMANDS = [
     // Note: test() takes a clock as its second parameter, not the environment.
     handler: lazy(async () => {
       const { test } = await import('./test.ts');
-      return (/** @type {Parameters<typeof test>[0]} */ args) => test(args);
+      return (/** @type {Parameters<typeof test>[0]} */ args, /** @type {NodeJS.ProcessEnv} */ env) =>
+        test(args, Date.now(), env);
     }),
   },
   {
@@ -198,6 +206,7 @@ export const COMMANDS = [
     builder: (y) =>
       y
         .option('data-dir', dataDirOption)
+        .option('catalog', catalogOption)
         .option('streams', { type: 'string', describe: 'Comma-separated streams (default: every stream)' })
         .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
         .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
@@ -209,6 +218,7 @@ export const COMMANDS = [
     builder: (y) =>
       y
         .option('data-dir', { type: 'string', describe: 'Data directory (default data; AVALAKE_DATA_DIR)' })
+        .option('catalog', catalogOption)
         .option('json', { type: 'boolean', describe: 'Print JSON instead of a table' }),
     handler: lazy(async () => {
       const { status } = await import('./status.ts');

@@ -1,14 +1,17 @@
 import {
+  CatalogUnavailableError,
   type CompactionResult,
   LakeCorruptError,
   LockHeldError,
   openLake,
   readLakeState,
 } from '../load/index.ts';
+import { catalogOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 export interface CompactArgs {
   dataDir?: string;
+  catalog?: string;
   /** Comma-separated streams; default every stream of the lake. */
   streams?: string;
   wait?: boolean;
@@ -30,9 +33,14 @@ export async function compactLake(options: {
   mode: 'due' | 'all';
   streams?: readonly string[];
   wait?: boolean;
+  catalog?: string;
 }): Promise<CompactionReport> {
   const started = Date.now();
-  const lake = await openLake({ dataDir: options.dataDir, lock: { wait: options.wait ?? false } });
+  const lake = await openLake({
+    dataDir: options.dataDir,
+    lock: { wait: options.wait ?? false },
+    ...(options.catalog ? { catalog: options.catalog } : {}),
+  });
   try {
     const streams = await lake.compact(options.mode, options.streams);
     return { seconds: (Date.now() - started) / 1000, streams };
@@ -53,14 +61,19 @@ export function formatCompaction(report: CompactionReport): string {
 }
 
 /** `avalake compact`: exit 0, 2 for an unknown stream, 75 when another run holds the lock, 1 for a damaged lake. */
-export async function compact(args: CompactArgs): Promise<number> {
+export async function compact(
+  args: CompactArgs,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<number> {
   const dataDir = args.dataDir ?? 'data';
+  const catalog = catalogOption(args, env);
+  if (typeof catalog === 'number') return catalog;
   const streams = args.streams
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   if (streams) {
-    const known = [...(await readLakeState(dataDir)).keys()];
+    const known = [...(await readLakeState(dataDir, catalog.catalog)).keys()];
     const unknown = streams.filter((s) => !known.includes(s));
     if (unknown.length > 0) {
       process.stderr.write(
@@ -76,6 +89,7 @@ export async function compact(args: CompactArgs): Promise<number> {
       mode: 'all',
       ...(streams ? { streams } : {}),
       ...(args.wait ? { wait: true } : {}),
+      ...catalog,
     });
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
     return EXIT.ok;
@@ -84,7 +98,7 @@ export async function compact(args: CompactArgs): Promise<number> {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.locked;
     }
-    if (error instanceof LakeCorruptError) {
+    if (error instanceof LakeCorruptError || error instanceof CatalogUnavailableError) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.failed;
     }

@@ -2,7 +2,7 @@ import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract
 import { createHttpClient } from '../extract/http.ts';
 import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
-import { LakeCorruptError, LockHeldError } from '../load/index.ts';
+import { CatalogUnavailableError, LakeCorruptError, LockHeldError } from '../load/index.ts';
 import { EXIT } from './exit.js';
 import { VERSION } from './version.js';
 
@@ -171,6 +171,7 @@ export async function extractWith(
       progress: output.progress,
       signal,
       ...(config.retries !== undefined ? { retries: config.retries } : {}),
+      ...(config.catalog ? { catalog: config.catalog } : {}),
     });
     for (const host of summary.unreachable ?? [])
       process.stderr.write(redact(`avalake: ${unreachableMessage(config, host)}\n`));
@@ -180,7 +181,7 @@ export async function extractWith(
       process.stderr.write(`avalake: ${error.message}\n`);
       return { code: EXIT.locked };
     }
-    if (error instanceof LakeCorruptError) {
+    if (error instanceof LakeCorruptError || error instanceof CatalogUnavailableError) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
       return { code: EXIT.failed };
     }

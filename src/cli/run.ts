@@ -5,8 +5,9 @@ import type { RunSummary } from '../extract/run.ts';
 import { STREAMS } from '../extract/streams/index.ts';
 import { partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
+import { type MaxAge, parseMaxAge } from '../warehouse/freshness.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
-import { type MaxAge, parseMaxAge, runWarehouseTests } from '../warehouse/test.ts';
+import { runWarehouseTests } from '../warehouse/test.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
 import { EXIT } from './exit.js';
 import { type ExtractArgs, extractWith, outputOf, redactorOf, resolveOrReport } from './extract.ts';
@@ -160,7 +161,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     const buildStarted = Date.now();
     log({ msg: 'building the warehouse', dataDir: config.dataDir });
     try {
-      const built = await buildWarehouse({ dataDir: config.dataDir });
+      const built = await buildWarehouse({ dataDir: config.dataDir, ...catalogOf(config) });
       report.build = {
         status: 'ok',
         seconds: since(buildStarted),
@@ -186,7 +187,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       report.status = 'failed';
       log({ level: 'error', msg: 'build failed', error: reason });
       // The lake is sound whatever the warehouse's trouble: its small files are still merged when due.
-      await compactStep(config.dataDir, report, log);
+      await compactStep(config, report, log);
       return finish(EXIT.failed);
     }
     // A build is atomic, so a signal during it waits for it; the tests are skipped.
@@ -203,6 +204,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         dataDir: config.dataDir,
         maxAge,
         partitions: plannedPartitions(config),
+        ...catalogOf(config),
       });
       const failed = tests.outcomes.filter((o) => o.status === 'fail' || o.status === 'error');
       report.test = {
@@ -233,7 +235,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       report.status = 'interrupted';
       return finish(EXIT.interrupted);
     }
-    await compactStep(config.dataDir, report, log);
+    await compactStep(config, report, log);
     if (report.test.status === 'failed') {
       report.failedStep ??= 'test';
       report.status = 'failed';
@@ -262,10 +264,13 @@ function plannedPartitions(config: ExtractConfig): Map<string, Set<string>> {
  * that has nothing to merge pays a few milliseconds. The warehouse holds its own copy of the rows, so the
  * files may change under it. A failure is reported and leaves the lake as it was; it fails no run.
  */
-async function compactStep(dataDir: string, report: RunReport, log: Logger) {
+const catalogOf = (config: ExtractConfig) => (config.catalog ? { catalog: config.catalog } : {});
+
+async function compactStep(config: ExtractConfig, report: RunReport, log: Logger) {
+  const { dataDir } = config;
   const started = Date.now();
   try {
-    const done = await compactLake({ dataDir, mode: 'due' });
+    const done = await compactLake({ dataDir, mode: 'due', ...catalogOf(config) });
     report.compact = { status: 'ok', seconds: since(started), streams: done.streams };
     if (done.streams.length > 0)
       log({

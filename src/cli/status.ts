@@ -1,10 +1,18 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LakeCorruptError, type LockHolder, readLakeState, readLockHolder } from '../load/index.ts';
+import {
+  CatalogUnavailableError,
+  LakeCorruptError,
+  type LockHolder,
+  readLakeState,
+  readLockHolder,
+} from '../load/index.ts';
+import { catalogOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 interface StatusArgs {
   dataDir?: string;
+  catalog?: string;
   json?: boolean;
 }
 
@@ -39,9 +47,9 @@ export interface LakeStatus {
  * Reads where every partition stands, without the writer lock: commit records appear whole (by rename),
  * so this is safe while an extract runs; it only ever reads.
  */
-export async function readStatus(dataDir: string, now = Date.now()): Promise<LakeStatus> {
+export async function readStatus(dataDir: string, now = Date.now(), catalog?: string): Promise<LakeStatus> {
   const partitions: PartitionStatus[] = [];
-  for (const [stream, state] of await readLakeState(dataDir)) {
+  for (const [stream, state] of await readLakeState(dataDir, catalog)) {
     for (const p of state.partitions.values()) {
       partitions.push({
         stream,
@@ -193,6 +201,8 @@ export async function status(
   now = Date.now(),
 ): Promise<number> {
   const dataDir = args.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
+  const catalog = catalogOption(args, env);
+  if (typeof catalog === 'number') return catalog;
   const info = await stat(dataDir).catch(() => undefined);
   if (info && !info.isDirectory()) {
     process.stderr.write(`avalake: ${dataDir} is not a directory; name the data directory with --data-dir\n`);
@@ -200,10 +210,14 @@ export async function status(
   }
   let result: LakeStatus;
   try {
-    result = await readStatus(dataDir, now);
+    result = await readStatus(dataDir, now, catalog.catalog);
   } catch (error) {
     if (error instanceof LakeCorruptError) {
       process.stderr.write(`avalake: ${error.message} (${error.path})\n`);
+      return EXIT.failed;
+    }
+    if (error instanceof CatalogUnavailableError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.failed;
     }
     const code = (error as NodeJS.ErrnoException).code;

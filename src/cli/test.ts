@@ -1,10 +1,13 @@
+import { parseMaxAge } from '../warehouse/freshness.ts';
 import { formatTable } from '../warehouse/sql.ts';
-import { parseMaxAge, runWarehouseTests, type TestReport } from '../warehouse/test.ts';
+import { runWarehouseTests, type TestReport } from '../warehouse/test.ts';
+import { catalogOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface TestArgs {
   dataDir?: string;
+  catalog?: string;
   select?: string;
   models?: string;
   tests?: string;
@@ -33,9 +36,16 @@ export function formatTestReport(report: TestReport): string {
 }
 
 /** The whole command, returning its exit code: 0 when nothing failed (skips are not failures). */
-export async function test(args: TestArgs, now = Date.now()): Promise<number> {
+export async function test(
+  args: TestArgs,
+  now = Date.now(),
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<number> {
+  const catalog = catalogOption(args, env);
+  if (typeof catalog === 'number') return catalog;
   try {
     const report = await runWarehouseTests({
+      ...catalog,
       dataDir: args.dataDir ?? 'data',
       modelsDir: args.models ?? 'sql/models',
       testsDir: args.tests ?? 'sql/tests',

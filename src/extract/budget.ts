@@ -121,7 +121,8 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
   };
 }
 
-const num = (v: string | undefined): number | undefined => {
+/** A header's number; undefined when absent or not a number. */
+export const num = (v: string | undefined): number | undefined => {
   if (v === undefined || v.trim() === '') return undefined;
   const n = Number(v);
   return Number.isFinite(n) ? n : undefined;

@@ -25,6 +25,7 @@ export interface ExtractFlags {
   wait?: boolean;
   /** Attempts after the first for a retryable failure (default RETRY_COUNT). */
   retries?: number;
+  catalog?: string;
 }
 
 /** Everything a run needs, resolved once: flag, then AVALAKE_* environment variable, then file, then default. */
@@ -38,6 +39,8 @@ export interface ExtractConfig {
   wait: boolean;
   /** Set only when asked for (flag or AVALAKE_RETRIES); the fetcher's default otherwise. */
   retries?: number;
+  /** A PostgreSQL catalog shared by several workers; none: the data directory's own commit log. */
+  catalog?: string;
 }
 
 export const DEFAULT_PIPELINE = 'pipelines/demo.json';
@@ -79,6 +82,7 @@ export async function resolveExtractConfig(
   const dataDir = flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
   await checkDataDir(dataDir);
   const retries = flags.retries ?? parseRetries(env.AVALAKE_RETRIES);
+  const catalog = resolveCatalog(flags.catalog ?? env.AVALAKE_CATALOG, pipeline.catalog);
   if (retries !== undefined && (!Number.isInteger(retries) || retries < 0 || retries > 100))
     throw new ConfigError(
       `--retries ${retries} is not allowed: give a whole number from 0 to 100 (default ${RETRY_COUNT})`,
@@ -88,10 +92,20 @@ export async function resolveExtractConfig(
     pipeline,
     streams,
     dataDir,
-    ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY, retries }),
+    ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY, retries, catalog }),
     fullRefresh: flags.fullRefresh ?? env.AVALAKE_FULL_REFRESH === '1',
     wait: flags.wait ?? false,
   });
+}
+
+/** `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme. */
+export function resolveCatalog(given: string | undefined, fromPipeline?: string): string | undefined {
+  const catalog = given ?? fromPipeline;
+  if (catalog !== undefined && !/^postgres(ql)?:\/\/./.test(catalog))
+    throw new ConfigError(
+      `--catalog: expected a PostgreSQL URL such as postgres://avalake@db.internal/avalake, got "${catalog.replace(/:[^:@/]*@/, ':***@')}"`,
+    );
+  return catalog;
 }
 
 function parseRetries(text: string | undefined): number | undefined {

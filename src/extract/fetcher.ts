@@ -39,6 +39,8 @@ export interface FetchRequest extends HttpRequest {
   cost: number;
   budget?: RateBudget;
   at: Omit<RequestLocation, 'request'>;
+  /** The source's clock (ms), from the `Date` header of a successful answer. */
+  onDate?(ms: number): void;
 }
 
 export interface FetcherOptions {
@@ -128,7 +130,10 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         if (error instanceof QuotaExhaustedError) throw new AbortError(error);
         throw error;
       }
-      return classify(answer, at);
+      const body = classify(answer, at);
+      const date = Date.parse(answer.headers.date ?? '');
+      if (!Number.isNaN(date)) request.onDate?.(date);
+      return body;
     };
     return pRetry(attempt, {
       retries: options.retries ?? RETRY_COUNT,

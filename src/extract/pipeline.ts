@@ -42,6 +42,15 @@ export const PipelineSchema = z
           .describe('Node base URL; the P-Chain RPC is {node}/ext/bc/P'),
       })
       .prefault({}),
+    catalog: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, {
+        error: 'a PostgreSQL URL such as "postgres://avalake@db.internal/avalake"',
+      })
+      .optional()
+      .describe(
+        'A PostgreSQL catalog for the commit log, shared by several workers (leave the password out: use PGPASSWORD or ~/.pgpass)',
+      ),
     primary: z
       .strictObject({
         addresses: z

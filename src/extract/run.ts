@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import { type Lake, openLake } from '../load/index.ts';
-import { computeUnitsOf } from '../reference/compute-units.ts';
+import { type Lake, type Observation, openLake } from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
-import { DeadHostError, FinalError, QuotaExhaustedError } from './errors.ts';
+import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
-import type { Pipeline } from './pipeline.ts';
+import { historyEnd, type Pipeline } from './pipeline.ts';
 import { expectedPages, type ProgressSink } from './progress.ts';
+import { sendPage } from './requests.ts';
+import { createSharedBudget } from './shared-budget.ts';
+import { sleep } from './sleep.ts';
 import { SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
 
@@ -21,6 +23,8 @@ export interface ExtractOptions {
   fullRefresh?: boolean;
   /** Wait for another run's lock instead of exiting 75. */
   wait?: boolean;
+  /** A PostgreSQL catalog shared with other workers: this run extracts the partitions it claims. */
+  catalog?: string;
   log?: Logger;
   /** Aborting stops the run: each partition commits what it fetched, then the run ends as interrupted. */
   signal?: AbortSignal;
@@ -67,6 +71,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   try {
     lake = await openLake({
       dataDir: options.dataDir,
+      ...(options.catalog ? { catalog: options.catalog } : {}),
       lock: {
         wait: options.wait ?? false,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -106,10 +111,23 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const budgetFor = (origin: string) => {
       let b = budgets.get(origin);
       if (!b) {
-        b = createRateBudget({
+        const limits = {
           host: origin,
           ...(options.maxRateWaitMs ? { maxWaitMs: options.maxRateWaitMs } : {}),
-        });
+        };
+        // Workers of one catalog spend one allowance together; alone, the headers are enough.
+        b = lake.allowance
+          ? createSharedBudget({
+              ...limits,
+              allowance: lake.allowance,
+              onError: (error) =>
+                log({
+                  level: 'warn',
+                  msg: 'could not report an allowance to the catalog',
+                  error: String(error),
+                }),
+            })
+          : createRateBudget(limits);
         budgets.set(origin, b);
       }
       return b;
@@ -136,10 +154,27 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     for (const { stream } of work) planned[stream.name] = (planned[stream.name] ?? 0) + 1;
     progress({ kind: 'plan', at: Date.now(), partitions: planned });
     const results: PartitionSummary[] = [];
-    let next = 0;
+    // With a catalog, partitions another live worker holds are tried again until it finishes them (or
+    // dies and its lease lapses); alone on a data directory every claim succeeds at once.
+    const queue = [...work];
+    const held: typeof work = [];
+    const nextItem = async () => {
+      while (!stop.signal.aborted) {
+        const item = queue.shift();
+        if (!item) {
+          if (held.length === 0) return undefined;
+          await sleep(CLAIM_RETRY_MS, stop.signal).catch(() => undefined);
+          queue.push(...held.splice(0));
+          continue;
+        }
+        const claim = await lake.claim(item.stream.name, item.partition);
+        if (claim === 'claimed') return item;
+        if (claim === 'held') held.push(item);
+      }
+      return undefined;
+    };
     const worker = async () => {
-      while (next < work.length && !stop.signal.aborted) {
-        const item = work[next++] as (typeof work)[number];
+      for (let item = await nextItem(); item; item = await nextItem()) {
         const summary = await extractPartition({
           ...item,
           lake,
@@ -149,8 +184,17 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           signal: stop.signal,
           runStartedAt,
           retriesOf: () => retries.get(`${item.stream.name}\n${JSON.stringify(item.partition)}`) ?? 0,
-          fetchPage: (request, pageToken) =>
-            fetchPage({ request, pageToken, options, fetcher, budgetFor, item, signal: stop.signal }),
+          fetchPage: (request, pageToken, onDate) =>
+            sendPage({
+              request,
+              pageToken,
+              pipeline: options.pipeline,
+              fetcher,
+              budgetFor,
+              item,
+              signal: stop.signal,
+              onDate,
+            }),
         });
         if (summary.status === 'quota' && !quota) {
           quota = summary.cause as QuotaExhaustedError;
@@ -163,6 +207,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           stop.abort(dead);
         }
         results.push(summary.summary);
+        await lake.finish(item.stream.name, item.partition);
       }
     };
     // A failure no partition could absorb (the disk full in a commit, say) stops the others, which
@@ -204,6 +249,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
 
 const NOTHING = { rolledForward: 0, discarded: 0 } as const;
 
+/** How often a worker asks again for partitions another live worker of a shared catalog holds. */
+const CLAIM_RETRY_MS = 1_000;
+
 const isUnfinished = (checkpoint: Readonly<Record<string, unknown>> | undefined) =>
   checkpoint === undefined || checkpoint.window !== undefined;
 
@@ -224,7 +272,12 @@ interface PartitionWork {
   /** One time for the whole run: every snapshot it takes is stamped with it, so they line up. */
   runStartedAt: number;
   retriesOf(): number;
-  fetchPage(request: PageRequest, pageToken?: string): Promise<unknown>;
+  /** `onDate`: the source's clock, from the answer. */
+  fetchPage(
+    request: PageRequest,
+    pageToken: string | undefined,
+    onDate: (ms: number) => void,
+  ): Promise<unknown>;
 }
 
 /** Walks one partition, committing at the flush thresholds; on any stop, commits what it has. */
@@ -241,9 +294,22 @@ async function extractPartition(work: PartitionWork) {
   const checkpoint = options.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
   let requests = 0;
   let total: number | undefined;
+  // What the walk sees of the source's time, for freshness: its clock, and the newest record time reached.
+  let sourceAt: number | undefined;
+  let newestAt: number | undefined;
+  // A window with an end never reaches the present: there is no cadence to keep up with.
+  const cadence = historyEnd(options.pipeline) === undefined ? stream.cadence?.(partition) : undefined;
+  const observed = (): Observation => ({
+    ...(sourceAt !== undefined ? { sourceAt } : {}),
+    ...(newestAt !== undefined ? { newestRecordAt: newestAt * 1000 } : {}),
+    ...(cadence !== undefined ? { cadence } : {}),
+  });
+  const onDate = (ms: number) => {
+    sourceAt = Math.max(sourceAt ?? ms, ms);
+  };
   const counting = async (request: PageRequest, pageToken?: string) => {
     requests++;
-    const answer = await work.fetchPage(request, pageToken);
+    const answer = await work.fetchPage(request, pageToken, onDate);
     if (requests === 1) total = expectedPages(stream, checkpoint, answer);
     return answer;
   };
@@ -274,7 +340,10 @@ async function extractPartition(work: PartitionWork) {
     ) {
       // The same answer as last time: no rows, only the time at which it was still true.
       await flush.abort();
-      await lake.check(stream.name, partition, Number(lastCheckpoint.snapshotAt));
+      await lake.check(stream.name, partition, {
+        confirmedAt: Number(lastCheckpoint.snapshotAt),
+        observed: observed(),
+      });
       commits++;
       lastCheckpoint = undefined;
       return;
@@ -289,7 +358,7 @@ async function extractPartition(work: PartitionWork) {
     }
     rows += flush.rows;
     rejects += flush.rejected;
-    await flush.commit(lastCheckpoint as Record<string, unknown>);
+    await flush.commit(lastCheckpoint as Record<string, unknown>, observed());
     committed = JSON.stringify(lastCheckpoint);
     commits++;
     lastCheckpoint = undefined;
@@ -303,6 +372,7 @@ async function extractPartition(work: PartitionWork) {
       if (step.rejects.length > 0) await flush.reject(step.rejects);
       fetched += step.append.length;
       fetchedRejects += step.rejects.length;
+      if (step.newestAt !== undefined) newestAt = Math.max(newestAt ?? step.newestAt, step.newestAt);
       work.progress({
         kind: 'page',
         at: Date.now(),
@@ -342,7 +412,7 @@ async function extractPartition(work: PartitionWork) {
     throw error;
   }
   // A walk that found nothing new still says so: freshness is the time a partition was last checked.
-  if (status === 'done' && commits === 0) await lake.check(stream.name, partition);
+  if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
   const seconds = (Date.now() - started) / 1000;
   const summary: PartitionSummary = {
     stream: stream.name,
@@ -379,57 +449,4 @@ async function extractPartition(work: PartitionWork) {
     ...(summary.error ? { error: summary.error } : {}),
   });
   return { summary, status, cause };
-}
-
-interface FetchPageArgs {
-  request: PageRequest;
-  pageToken: string | undefined;
-  options: ExtractOptions;
-  fetcher: Fetcher;
-  budgetFor(origin: string): RateBudget;
-  item: { stream: StreamDefinition; partition: Partition };
-  signal: AbortSignal;
-}
-
-let rpcId = 0;
-
-/** Turns a stream's page request into a request to its surface, through the one fetcher. */
-async function fetchPage({ request, pageToken, options, fetcher, budgetFor, item, signal }: FetchPageArgs) {
-  const at = { stream: item.stream.name, partition: JSON.stringify(item.partition) };
-  const urls = options.pipeline.urls;
-  if (request.kind === 'rpc') {
-    const url = `${urls.node.replace(/\/$/, '')}/ext/bc/P`;
-    const id = ++rpcId;
-    const body = (await fetcher({
-      url,
-      method: 'POST',
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: request.method, params: request.params }),
-      cost: 0,
-      at,
-      signal,
-    })) as { result?: unknown; error?: { code: number; message: string } };
-    if (body.error) {
-      throw new FinalError(
-        `the node answered ${request.method} with error ${body.error.code}: ${body.error.message}`,
-        {
-          ...at,
-          request: `POST ${url} ${request.method}`,
-        },
-      );
-    }
-    return body.result;
-  }
-  const base = request.service === 'metrics' ? urls.metrics : urls.data;
-  const url = new URL(request.path, base);
-  for (const [k, v] of Object.entries(request.query)) if (v !== undefined) url.searchParams.set(k, String(v));
-  const pageSize = options.pipeline.pageSize[item.stream.name] ?? item.stream.maxPageSize;
-  if (pageSize !== undefined) url.searchParams.set('pageSize', String(pageSize));
-  if (pageToken) url.searchParams.set('pageToken', pageToken);
-  return fetcher({
-    url: url.toString(),
-    cost: computeUnitsOf(request.service, 'GET', request.route),
-    budget: budgetFor(`${url.origin}`),
-    at,
-    signal,
-  });
 }

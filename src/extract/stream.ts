@@ -52,6 +52,13 @@ interface StreamBase<S extends z.ZodObject> {
    * smaller `pageSize` for the stream. Absent for what does not page (the node RPC).
    */
   maxPageSize?: number;
+  /**
+   * For a series the source extends on a schedule (a metric per interval, daily TPS): the longest, in
+   * seconds, its newest record may lag the source's clock while all is well. Freshness fails a partition
+   * whose newest record lags by more than this plus its maximum age. Absent: records come when they come
+   * (an address's transfers), so only the last check is judged.
+   */
+  cadence?(partition: Partition): number;
 }
 
 /**

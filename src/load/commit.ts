@@ -1,32 +1,22 @@
-import { lstat, readdir, readFile, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { lstat, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
-import { fsyncDir, mkdirDurable, replaceDurable, sha256File } from './durable.ts';
+import { fsyncDir, mkdirDurable, sha256File } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
-import {
-  commitFileName,
-  isSafeSegment,
-  type LakePaths,
-  lakePaths,
-  type Partition,
-  seqOfCommitFile,
-  seqOfStagedFile,
-  seqOfStateFile,
-  stateFileName,
-} from './layout.ts';
+import { fileRecordStore, listDir } from './file-records.ts';
+import { isSafeSegment, type LakePaths, lakePaths, type Partition, seqOfStagedFile } from './layout.ts';
+import type { RecordStore, StreamLog } from './records.ts';
 import {
   applyRecord,
   type CommitRecord,
   type CompactCommit,
-  commitRecordSchema,
   type DataCommit,
   emptyState,
   isCompaction,
+  type LiveFile,
   type PartitionState,
-  parseState,
   partitionStateOf,
   type StreamState,
-  serializeState,
 } from './state.ts';
 
 export type {
@@ -35,6 +25,7 @@ export type {
   CompactCommit,
   DataCommit,
   LiveFile,
+  Observation,
   PartitionState,
   StreamState,
 } from './state.ts';
@@ -66,29 +57,44 @@ export interface RecoveryReport {
 }
 
 export interface CommitLog {
-  /** Recovers every stream and loads its state. Call once, holding the data directory's lock. */
+  /** Recovers every stream and loads its state. Call once, holding the data directory (its lock or a run). */
   open(): Promise<RecoveryReport>;
   /** Reserves the next commit sequence number of a stream; numbers only grow, gaps are allowed. */
-  allocateSeq(stream: string): number;
+  allocateSeq(stream: string): Promise<number>;
   /** Where a partition stands: its newest commit (whose checkpoint is the partition's checkpoint). */
   latest(stream: string, partition: Partition): PartitionState | undefined;
-  /** A stream's state as of its newest commit. */
+  /** A stream's state as of its newest commit (as this writer last read it). */
   state(stream: string): StreamState | undefined;
   streams(): string[];
-  /** Commits files already written and fsynced in the stream's staging folder, then moves them. */
+  /** Reads a stream again from the store: another writer may have committed to it. */
+  refresh(stream: string): Promise<void>;
+  /** Applies one partition's commits that other writers made since this one read the stream. */
+  refreshPartition(stream: string, partition: Partition): Promise<void>;
+  /**
+   * Commits files already written and fsynced in the stream's staging folder, then moves them. The
+   * record's `parent` is set to the partition's newest commit: a shared store refuses the commit when
+   * another writer advanced the partition since (CommitConflictError).
+   */
   commit(record: DataCommit): Promise<void>;
   /**
+   * Runs `body` (a compaction: plan, build, `commitCompaction`) holding the stream alone, with the
+   * stream read fresh when the store is shared.
+   */
+  exclusive<T>(stream: string, body: () => Promise<T>): Promise<T>;
+  /**
    * Commits a compaction whose next generation of folders is built and fsynced, then points the stream's
-   * link at it and removes the old generation.
+   * link at it and removes the old generation. Only inside `exclusive`.
    */
   commitCompaction(record: CompactCommit): Promise<void>;
   /** Folds every stream with at least `minRecords` records after its state (default FOLD_RECORDS). */
   fold(minRecords?: number): Promise<void>;
+  /** The store, for what the lake does beside commits (a catalog's leases). */
+  readonly store: RecordStore;
 }
 
-export function createCommitLog(paths: LakePaths): CommitLog {
+export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecordStore(paths)): CommitLog {
   const states = new Map<string, StreamState>();
-  /** How many records follow each stream's state file. */
+  /** How many records follow each stream's state. */
   const unfolded = new Map<string, number>();
   const nextSeq = new Map<string, number>();
   const knownDirs = new Set<string>();
@@ -108,10 +114,24 @@ export function createCommitLog(paths: LakePaths): CommitLog {
     nextSeq.set(record.stream, Math.max(nextSeq.get(record.stream) ?? 1, record.seq + 1));
   };
 
+  /** Replaces what this writer knows of a stream by what the store holds. */
+  const load = (stream: string, { state, records }: StreamLog) => {
+    states.set(stream, state ?? emptyState(stream));
+    unfolded.set(stream, 0);
+    nextSeq.set(stream, stateOf(stream).nextSeq);
+    for (const record of records) remember(record);
+    return records;
+  };
+
   const moveIntoLake = async (stream: string, file: { path: string; staged: string }) => {
     const target = join(paths.lakeDir, ...file.path.split('/'));
     await mkdirDurable(dirname(target), knownDirs);
-    await rename(join(paths.stagingDir(stream), file.staged), target);
+    try {
+      await rename(join(paths.stagingDir(stream), file.staged), target);
+    } catch (error) {
+      // Another writer's recovery moved it first (its writer was taken for gone): it is where it belongs.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !(await exists(target))) throw error;
+    }
     return target;
   };
 
@@ -126,7 +146,12 @@ export function createCommitLog(paths: LakePaths): CommitLog {
         if ((await kindOf(link)) !== 'missing') return;
         const generation = paths.generationDir(stream, stateOf(stream).generation);
         await mkdirDurable(generation);
-        await symlink(relative(paths.lakeDir, generation), link);
+        try {
+          await symlink(relative(paths.lakeDir, generation), link);
+        } catch (error) {
+          // Another writer of a shared catalog made it at the same moment.
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
         await fsyncDir(paths.lakeDir);
       })();
       made.catch(() => streamDirs.delete(stream));
@@ -170,12 +195,14 @@ export function createCommitLog(paths: LakePaths): CommitLog {
     }
   };
 
-  return {
+  const log: CommitLog = {
+    store,
+
     async open() {
       const report: RecoveryReport = { rolledForward: [], discarded: [] };
       const streams = new Set(
         [
-          ...(await listDir(join(paths.lakeDir, '_commits'))),
+          ...(await store.streams()),
           ...(await listDir(join(paths.lakeDir, '_staging'))),
           ...(await listDir(join(paths.lakeDir, '_generations'))),
         ]
@@ -183,19 +210,21 @@ export function createCommitLog(paths: LakePaths): CommitLog {
           .filter(isSafeSegment),
       );
       for (const stream of streams) {
-        const { state, records } = await readStreamLog(paths, stream, { tidy: true });
-        if (state) states.set(stream, state);
-        nextSeq.set(stream, stateOf(stream).nextSeq);
-        for (const record of records) remember(record);
-        await rollForward(stream, records, report);
-        await settleGeneration(stream);
-        await removeStrayConfirmations(paths, stateOf(stream));
-        await checkFiles(stream, records);
+        // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
+        await store.withStream(stream, 'exclusive', async () => {
+          const records = load(stream, await store.loadStream(stream, { tidy: true }));
+          await rollForward(stream, report);
+          await settleGeneration(stream);
+          await removeStrayConfirmations(paths, stateOf(stream));
+          await checkFiles(stream, records);
+        });
       }
       return report;
     },
 
-    allocateSeq(stream) {
+    async allocateSeq(stream) {
+      const fromStore = await store.allocateSeq(stream);
+      if (fromStore !== undefined) return fromStore;
       const seq = nextSeq.get(stream) ?? 1;
       nextSeq.set(stream, seq + 1);
       return seq;
@@ -205,63 +234,88 @@ export function createCommitLog(paths: LakePaths): CommitLog {
     state: (stream) => states.get(stream),
     streams: () => [...states.keys()],
 
-    async commit(record) {
-      const stagingDir = paths.stagingDir(record.stream);
-      const commitsDir = paths.commitsDir(record.stream);
-      // The staged files' names must be durable before a commit record can point at them.
-      if (record.files.length > 0) await fsyncDir(stagingDir);
-      await mkdirDurable(commitsDir, knownDirs);
-      await replaceDurable(join(commitsDir, commitFileName(record.seq)), Buffer.from(JSON.stringify(record)));
-      remember(record);
-      if (record.files.length === 0) return;
-      if (record.files.some((f) => f.table === 'data')) await ensureStreamDir(record.stream);
-      const targetDirs = new Set<string>();
-      for (const file of record.files) targetDirs.add(dirname(await moveIntoLake(record.stream, file)));
-      // Not needed for correctness (recovery would redo a lost rename) but keeps the lake as committed.
-      for (const dir of targetDirs) await fsyncDir(dir);
-      await fsyncDir(stagingDir);
+    async refresh(stream) {
+      load(stream, await store.loadStream(stream, { tidy: false }));
     },
 
+    async refreshPartition(stream, partition) {
+      for (const record of (await store.loadPartition?.(stream, partition)) ?? []) remember(record);
+    },
+
+    commit: (record) =>
+      store.withStream(record.stream, 'shared', async () => {
+        const stagingDir = paths.stagingDir(record.stream);
+        // The staged files' names must be durable before a commit record can point at them.
+        if (record.files.length > 0) await fsyncDir(stagingDir);
+        record.parent = log.latest(record.stream, record.partition)?.seq ?? null;
+        await store.append(record);
+        remember(record);
+        if (record.files.length === 0) return;
+        if (record.files.some((f) => f.table === 'data')) await ensureStreamDir(record.stream);
+        const targetDirs = new Set<string>();
+        for (const file of record.files) targetDirs.add(dirname(await moveIntoLake(record.stream, file)));
+        // Not needed for correctness (recovery would redo a lost rename) but keeps the lake as committed.
+        for (const dir of targetDirs) await fsyncDir(dir);
+        await fsyncDir(stagingDir);
+      }),
+
+    exclusive: (stream, body) =>
+      store.withStream(stream, 'exclusive', async () => {
+        if (store.shared) await log.refresh(stream);
+        return body();
+      }),
+
     async commitCompaction(record) {
-      const commitsDir = paths.commitsDir(record.stream);
-      await mkdirDurable(commitsDir, knownDirs);
-      await replaceDurable(join(commitsDir, commitFileName(record.seq)), Buffer.from(JSON.stringify(record)));
+      await store.append(record);
       remember(record);
       await settleGeneration(record.stream);
     },
 
     async fold(minRecords = FOLD_RECORDS) {
-      for (const [stream, count] of unfolded) {
-        if (count === 0 || count < minRecords) continue;
-        const state = stateOf(stream);
-        state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
-        const dir = paths.commitsDir(stream);
-        const replaced = await foldConfirmations(paths, state);
-        await replaceDurable(join(dir, stateFileName(state.seq)), Buffer.from(serializeState(state)));
-        for (const path of replaced) await unlink(join(paths.lakeDir, ...path.split('/')));
-        // The state is durable: what it folds in may go. A crash here leaves records the state already
-        // covers, which the next open deletes.
-        for (const name of await listDir(dir)) {
-          const seq = seqOfCommitFile(name) ?? seqOfStateFile(name);
-          if (
-            seq !== undefined &&
-            (seq < state.seq || (seq === state.seq && seqOfStateFile(name) === undefined))
-          )
-            await unlink(join(dir, name));
-        }
-        await fsyncDir(dir);
-        unfolded.set(stream, 0);
+      // A shared store's streams this writer committed to are read again alone: others may have added.
+      const due = [...unfolded]
+        .filter(([, n]) => n > 0 && (store.shared || n >= minRecords))
+        .map(([stream]) => stream);
+      for (const stream of due) {
+        await store.withStream(stream, 'exclusive', async () => {
+          const records = store.shared
+            ? load(stream, await store.loadStream(stream, { tidy: false }))
+            : undefined;
+          const count = unfolded.get(stream) ?? 0;
+          if (count === 0 || count < minRecords) return;
+          const state = stateOf(stream);
+          state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
+          const replaced = await foldConfirmations(paths, state);
+          await store.writeState(
+            state,
+            (records ?? []).map((r) => r.seq),
+          );
+          for (const path of replaced) await unlink(join(paths.lakeDir, ...path.split('/')));
+          unfolded.set(stream, 0);
+        });
       }
     },
   };
+  return log;
 
-  async function rollForward(stream: string, records: CommitRecord[], report: RecoveryReport) {
+  /**
+   * Staged files whose writer is gone: those a commit names (in its record or, once folded, among the
+   * state's live files) move into the lake, the rest are deleted. A shared store's live writers keep theirs.
+   */
+  async function rollForward(stream: string, report: RecoveryReport) {
     const stagingDir = paths.stagingDir(stream);
-    const bySeq = new Map(records.map((r) => [r.seq, r]));
+    const names = await listDir(stagingDir);
+    if (names.length === 0) return;
+    const gone = await store.abandoned(
+      stream,
+      names.map((n) => seqOfStagedFile(n)).filter((seq): seq is number => seq !== undefined),
+    );
+    const committed = committedStagedFiles(stateOf(stream));
     let changed = false;
-    for (const name of await listDir(stagingDir)) {
-      const record = bySeq.get(seqOfStagedFile(name) ?? -1);
-      const file = record && !isCompaction(record) ? record.files.find((f) => f.staged === name) : undefined;
+    for (const name of names) {
+      const seq = seqOfStagedFile(name);
+      if (seq !== undefined && !gone.has(seq)) continue;
+      const file = committed.get(name);
       const path = join(stagingDir, name);
       if (!file) {
         await unlink(path);
@@ -270,13 +324,13 @@ export function createCommitLog(paths: LakePaths): CommitLog {
         const sha256 = await sha256File(path);
         if (sha256 !== file.sha256) {
           throw new LakeCorruptError(
-            `staged file of commit ${record?.seq} has sha256 ${sha256}, the commit record says ${file.sha256}; ` +
+            `staged file of commit ${seq} has sha256 ${sha256}, the commit record says ${file.sha256}; ` +
               'it was damaged after its fsync: restore it from a backup or delete the commit record to drop that flush',
             path,
           );
         }
         if (file.table === 'data') await ensureStreamDir(stream);
-        const target = await moveIntoLake(stream, file);
+        const target = await moveIntoLake(stream, { path: file.path, staged: name });
         await fsyncDir(dirname(target));
         report.rolledForward.push(file.path);
       }
@@ -308,13 +362,18 @@ export function createCommitLog(paths: LakePaths): CommitLog {
   }
 }
 
-async function listDir(path: string): Promise<string[]> {
-  try {
-    return (await readdir(path)).sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+/**
+ * The staging name of each live file a flush committed: a data file `…/part-<seq>-<n>.parquet` was
+ * staged as `part-<seq>-<n>.parquet`, a rejects file as `rejects-<seq>-<n>.parquet`.
+ */
+function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
+  const byName = new Map<string, LiveFile>();
+  for (const file of state.files) {
+    if (file.table === 'confirmations' || file.replaces) continue;
+    const base = file.path.slice(file.path.lastIndexOf('/') + 1);
+    byName.set(file.table === 'data' ? base : base.replace(/^part-/, 'rejects-'), file);
   }
+  return byName;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -331,69 +390,20 @@ async function kindOf(path: string): Promise<'missing' | 'link' | 'directory' | 
   }
 }
 
-async function readJson(path: string, name: string): Promise<unknown> {
-  const text = await readFile(path, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw new LakeCorruptError(`${name} is not JSON`, path, { cause });
-  }
-}
-
-/**
- * A stream's newest state file and the records after it, in sequence order. `tidy` (the writer, holding
- * the lock) deletes what a crash left behind: tmp files, records and states an newer state folds in.
- */
-async function readStreamLog(
-  paths: LakePaths,
-  stream: string,
-  { tidy }: { tidy: boolean },
-): Promise<{ state: StreamState | undefined; records: CommitRecord[] }> {
-  const dir = paths.commitsDir(stream);
-  const names = await listDir(dir);
-  const stateSeq = Math.max(-1, ...names.map((n) => seqOfStateFile(n) ?? -1));
-  let state: StreamState | undefined;
-  if (stateSeq >= 0) {
-    const path = join(dir, stateFileName(stateSeq));
-    const parsed = parseState(await readJson(path, stateFileName(stateSeq)));
-    if ('error' in parsed)
-      throw new LakeCorruptError(`${stateFileName(stateSeq)} is malformed: ${parsed.error}`, path);
-    state = parsed;
-  }
-  const records: CommitRecord[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    const seq = seqOfCommitFile(name);
-    if (seq === undefined) {
-      const olderState = (seqOfStateFile(name) ?? stateSeq) < stateSeq;
-      if (tidy && (name.includes('.tmp-') || olderState)) await unlink(path);
-      continue;
-    }
-    if (seq <= stateSeq) {
-      // Folded into the state; its deletion was interrupted.
-      if (tidy) await unlink(path);
-      continue;
-    }
-    const result = commitRecordSchema.safeParse(await readJson(path, `commit record ${name}`));
-    if (!result.success)
-      throw new LakeCorruptError(`commit record ${name} is malformed: ${result.error.message}`, path);
-    records.push(result.data);
-  }
-  return { state, records: records.sort((a, b) => a.seq - b.seq) };
-}
-
 /**
  * Every stream's state as of its newest commit, read-only: no lock, no recovery, tmp files left alone.
  * Safe while a run writes (records and states appear whole by rename); a fold that deletes a file while
  * it is read makes the stream be read again.
  */
-export async function readLakeState(dataDir: string): Promise<Map<string, StreamState>> {
-  const paths = lakePaths(dataDir);
+export async function readStreamStates(
+  dataDir: string,
+  store: RecordStore = fileRecordStore(lakePaths(dataDir)),
+): Promise<Map<string, StreamState>> {
   const byStream = new Map<string, StreamState>();
-  for (const stream of (await listDir(join(paths.lakeDir, '_commits'))).filter(isSafeSegment)) {
+  for (const stream of (await store.streams()).filter(isSafeSegment)) {
     for (let attempt = 1; ; attempt++) {
       try {
-        const { state, records } = await readStreamLog(paths, stream, { tidy: false });
+        const { state, records } = await store.loadStream(stream, { tidy: false });
         const folded = state ?? emptyState(stream);
         for (const record of records) applyRecord(folded, record);
         if (folded.seq > 0) byStream.set(stream, folded);

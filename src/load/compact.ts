@@ -98,7 +98,7 @@ export async function compactStream(args: {
   const state = log.state(stream);
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
-  const seq = log.allocateSeq(stream);
+  const seq = await log.allocateSeq(stream);
   const generation = paths.generationDir(stream, seq);
   const inGeneration = (path: string) => join(generation, ...path.split('/').slice(1));
   await rm(generation, { recursive: true, force: true });

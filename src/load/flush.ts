@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
 import { BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
 import { columnsOf } from './columns.ts';
-import type { Checkpoint, CommitLog, CommittedFile, DataCommit } from './commit.ts';
+import type { Checkpoint, CommitLog, CommittedFile, DataCommit, Observation } from './commit.ts';
 import { mkdirDurable } from './durable.ts';
 import { RecordTypeError } from './errors.ts';
 import {
@@ -15,6 +15,7 @@ import {
   stagedFileName,
 } from './layout.ts';
 import { writeParquetFile } from './parquet.ts';
+import { CommitConflictError } from './records.ts';
 import { rejectSchema } from './rejects.ts';
 
 /** A staged file is cut at this many buffered bytes even before BATCH_ROWS rows. */
@@ -37,7 +38,6 @@ export interface Reject {
 export interface Flush {
   readonly stream: string;
   readonly partition: Partition;
-  readonly seq: number;
   /** Rows accepted so far. */
   readonly rows: number;
   /** Rejects so far (records whose values did not fit their columns, and those passed to `reject`). */
@@ -48,8 +48,11 @@ export interface Flush {
    */
   append(records: Iterable<object>, extractedAt?: number | Date): Promise<void>;
   reject(rejects: Iterable<Reject>, extractedAt?: number | Date): Promise<void>;
-  /** Commits everything appended with `checkpoint`; nothing of it is visible before, all of it after. */
-  commit(checkpoint: Checkpoint | null): Promise<DataCommit>;
+  /**
+   * Commits everything appended with `checkpoint`; nothing of it is visible before, all of it after.
+   * `observed`: what the walk saw of the source's time (freshness reads it).
+   */
+  commit(checkpoint: Checkpoint | null, observed?: Observation): Promise<DataCommit>;
   /** Deletes the staged files; the partition's checkpoint stays where it was. */
   abort(): Promise<void>;
 }
@@ -73,7 +76,12 @@ interface Table {
 
 export function createFlush(args: FlushArgs): Flush {
   const { paths, log, stream, partition, runId } = args;
-  const seq = log.allocateSeq(stream);
+  // Numbered when it first stages a file or commits: a shared catalog hands numbers out asynchronously.
+  let seq: number | undefined;
+  const seqOf = async () => {
+    seq ??= await log.allocateSeq(stream);
+    return seq;
+  };
   const stagingDir = paths.stagingDir(stream);
   const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
   // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
@@ -106,6 +114,7 @@ export function createFlush(args: FlushArgs): Flush {
       stagingReady = true;
     }
     const n = staged.length;
+    const seq = await seqOf();
     const name = stagedFileName(table.name, seq, n);
     const written = await writeParquetFile(join(stagingDir, name), table.builder.finish());
     staged.push({
@@ -137,7 +146,7 @@ export function createFlush(args: FlushArgs): Flush {
         failed: 'an earlier call failed',
         done: 'it is finished',
       };
-      throw new Error(`flush ${stream} #${seq}: cannot ${what}, ${why[state as keyof typeof why]}`);
+      throw new Error(`flush ${stream} #${seq ?? '-'}: cannot ${what}, ${why[state as keyof typeof why]}`);
     }
     state = 'busy';
     try {
@@ -164,7 +173,6 @@ export function createFlush(args: FlushArgs): Flush {
   return {
     stream,
     partition,
-    seq,
     get rows() {
       return rows;
     },
@@ -194,17 +202,18 @@ export function createFlush(args: FlushArgs): Flush {
         for (const item of items) await addReject(item, extra);
       }),
 
-    commit: (checkpoint) =>
+    commit: (checkpoint, observed) =>
       exclusive('commit', async () => {
         const record: DataCommit = {
           format: 1,
           stream,
-          seq,
+          seq: await seqOf(),
           partition: { ...partition },
           runId,
           committedAt: new Date().toISOString(),
           files: [],
           checkpoint: JSON.parse(JSON.stringify(checkpoint)),
+          ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
         };
         try {
           await stage(data);
@@ -219,6 +228,10 @@ export function createFlush(args: FlushArgs): Flush {
         // or a durable one (its files are rolled forward): never half. Either way this flush is over.
         try {
           await log.commit(record);
+        } catch (error) {
+          // Refused (another writer advanced the partition): nothing of it is committed, so nothing stays.
+          if (error instanceof CommitConflictError) await removeStaged();
+          throw error;
         } finally {
           finish();
         }

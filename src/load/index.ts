@@ -1,21 +1,21 @@
 export { arrowSchemaOf, BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
+export type { AllowanceSeen, AllowanceTake, Claim, SharedAllowance } from './catalog.ts';
 export { LakeSchemaError } from './columns.ts';
-export {
-  type Checkpoint,
-  type CommitRecord,
-  type CommittedFile,
-  type DataCommit,
-  type LiveFile,
-  type PartitionState,
-  type RecoveryReport,
-  readLakeState,
-  type StreamState,
+export type {
+  Checkpoint,
+  CommitRecord,
+  CommittedFile,
+  DataCommit,
+  LiveFile,
+  PartitionState,
+  RecoveryReport,
+  StreamState,
 } from './commit.ts';
 export type { CompactionResult } from './compact.ts';
 export { fsyncFile } from './durable.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
-export { type Lake, type OpenLakeOptions, openLake } from './lake.ts';
+export { type Lake, type OpenLakeOptions, openLake, readLakeState } from './lake.ts';
 export { FOLDER_KEYS, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,
@@ -26,5 +26,6 @@ export {
   readLockHolder,
 } from './lock.ts';
 export { encodeParquet, writeParquetFile } from './parquet.ts';
+export { CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';
-export { hasConfirmations } from './state.ts';
+export { hasConfirmations, type Observation } from './state.ts';

@@ -1,17 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
+import type { Claim, SharedAllowance } from './catalog.ts';
 import {
   type Checkpoint,
+  type CommitLog,
   createCommitLog,
   type DataCommit,
+  type Observation,
   type PartitionState,
   type RecoveryReport,
+  readStreamStates,
+  type StreamState,
 } from './commit.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { type LakePaths, lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
-import { acquireLock, type LockOptions } from './lock.ts';
+import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
 
 /** A data directory opened for writing: locked, recovered, ready to flush. */
 export interface Lake {
@@ -29,9 +34,13 @@ export interface Lake {
   writeRejects(stream: string, partition: Partition, rejects: Reject[]): Promise<DataCommit>;
   /**
    * Records that a partition was read and nothing changed: no files, the checkpoint where it is.
-   * `confirmedAt`: an unchanged snapshot, still true at that time.
+   * `confirmedAt`: an unchanged snapshot, still true at that time. `observed`: the source's clock then.
    */
-  check(stream: string, partition: Partition, confirmedAt?: number): Promise<void>;
+  check(
+    stream: string,
+    partition: Partition,
+    options?: { confirmedAt?: number; observed?: Observation },
+  ): Promise<void>;
   /**
    * Merges small files (`due`: only the size tiers past their threshold; `all`: every folder's small
    * files), one commit per stream. `streams` limits it.
@@ -41,6 +50,15 @@ export interface Lake {
     streams?: readonly string[],
     onStep?: (stream: string, step: CompactionStep) => void,
   ): Promise<CompactionResult[]>;
+  /**
+   * Takes a partition for this run before extracting it. With a catalog: `held` while another live run
+   * has it, `done` when a run finished it after this one began; alone on a data directory: `claimed`.
+   */
+  claim(stream: string, partition: Partition): Promise<Claim>;
+  /** The partition is done for this run (whatever its outcome); with a catalog others then skip it. */
+  finish(stream: string, partition: Partition): Promise<void>;
+  /** With a catalog: the compute-unit allowances every worker spends from together. */
+  readonly allowance: SharedAllowance | undefined;
   /** Folds the commit log (where enough records piled up), then releases the lock. Flushes must be over. */
   close(): Promise<void>;
 }
@@ -50,24 +68,57 @@ export interface OpenLakeOptions {
   /** Lineage `_run_id` of every row this run writes. Default: a random UUID. */
   runId?: string;
   lock?: LockOptions;
+  /**
+   * A PostgreSQL catalog (`postgres://…`) holding the commit log: several writers share the lake, each
+   * extracting the partitions it claims; no lock file.
+   */
+  catalog?: string;
 }
 
 const NO_RECORD = z.object({});
 
-/** Takes the data directory's lock, then recovers: staged files of committed flushes move in, others go. */
+/**
+ * Every stream's state as of its newest commit, read-only, from the data directory's commit log or from
+ * the catalog when one is given (no lock, no recovery: safe while writers run).
+ */
+export async function readLakeState(dataDir: string, catalog?: string): Promise<Map<string, StreamState>> {
+  if (!catalog) return readStreamStates(dataDir);
+  const store = await (await import('./catalog.ts')).openCatalog(catalog);
+  try {
+    return await readStreamStates(dataDir, store);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Takes the data directory's lock (or, with a catalog, registers as one of its writers), then recovers:
+ * staged files of committed flushes move in, others go.
+ */
 export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   const paths = lakePaths(options.dataDir);
   await mkdir(paths.dataDir, { recursive: true });
-  const lock = await acquireLock(paths.lockFile, options.lock);
+  const runId = options.runId ?? randomUUID();
+  // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.
+  const catalog = options.catalog
+    ? await (await import('./catalog.ts')).openCatalog(options.catalog)
+    : undefined;
+  const release = async () => {
+    if (catalog) await catalog.close();
+    else await lock?.release();
+  };
+  let lock: DataDirLock | undefined;
   let recovery: RecoveryReport;
-  const log = createCommitLog(paths);
+  let log: CommitLog;
   try {
+    if (catalog) await catalog.register(runId);
+    else lock = await acquireLock(paths.lockFile, options.lock);
+    log = createCommitLog(paths, catalog);
     recovery = await log.open();
   } catch (error) {
-    await lock.release();
+    await release();
     throw error;
   }
-  const runId = options.runId ?? randomUUID();
   const open = new Set<string>();
 
   const begin: Lake['begin'] = ({ stream, partition, schema }) => {
@@ -100,44 +151,54 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       }
       return flush.commit(log.latest(stream, partition)?.checkpoint ?? null);
     },
-    async check(stream, partition, confirmedAt) {
+    async check(stream, partition, { confirmedAt, observed } = {}) {
       layoutCheck(stream, partition);
       const latest = log.latest(stream, partition);
       await log.commit({
         format: 1,
         stream,
-        seq: log.allocateSeq(stream),
+        seq: await log.allocateSeq(stream),
         partition: { ...partition },
         runId,
         committedAt: new Date().toISOString(),
         files: [],
         checkpoint: latest?.checkpoint ?? null,
         ...(confirmedAt !== undefined ? { confirmedAt } : {}),
+        ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
       });
     },
     async compact(mode, streams, onStep) {
       if (open.size > 0) throw new Error(`${open.size} flush(es) still open; compaction waits for them`);
       const results: CompactionResult[] = [];
       for (const stream of streams ?? log.streams()) {
-        const state = log.state(stream);
-        if (!state) continue;
-        const plan = planCompaction(state, mode);
-        if (plan.groups.length === 0) continue;
-        results.push(
-          await compactStream({ paths, log, plan, runId, onStep: (step) => onStep?.(stream, step) }),
-        );
+        const result = await log.exclusive(stream, async () => {
+          const state = log.state(stream);
+          const plan = state && planCompaction(state, mode);
+          if (!plan || plan.groups.length === 0) return undefined;
+          return compactStream({ paths, log, plan, runId, onStep: (step) => onStep?.(stream, step) });
+        });
+        if (result) results.push(result);
       }
       // Maintenance time: the commit log is folded too, however few records it has.
       await log.fold(1);
       return results;
     },
+    async claim(stream, partition) {
+      if (!catalog) return 'claimed';
+      const claim = await catalog.claim(stream, partition);
+      // Another writer may have committed to it since this one read the stream.
+      if (claim === 'claimed') await log.refreshPartition(stream, partition);
+      return claim;
+    },
+    finish: async (stream, partition) => catalog?.finish(stream, partition),
+    allowance: catalog,
     async close() {
       if (open.size > 0)
         throw new Error(`${open.size} flush(es) still open; commit or abort them before close`);
       try {
         await log.fold();
       } finally {
-        await lock.release();
+        await release();
       }
     },
   };

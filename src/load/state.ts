@@ -20,6 +20,22 @@ const committedFileSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
+/**
+ * What a walk saw of the source's time: its clock (the `Date` header of its answers), the newest record
+ * time it committed, and the stream's cadence (the longest a healthy source goes without a newer record).
+ * Freshness judges a partition whose newest record lags the source's clock by more than the cadence.
+ */
+const observationSchema = z.object({
+  /** Milliseconds. */
+  sourceAt: z.number().int().optional(),
+  /** Milliseconds. */
+  newestRecordAt: z.number().int().optional(),
+  /** Seconds. */
+  cadence: z.number().int().positive().optional(),
+});
+
+export type Observation = z.infer<typeof observationSchema>;
+
 /** A flush of one partition: its files and the checkpoint after them. No files: the partition was checked. */
 export const dataCommitSchema = z.object({
   format: z.literal(1),
@@ -29,6 +45,11 @@ export const dataCommitSchema = z.object({
   partition: z.record(z.string(), z.string()),
   runId: z.string(),
   committedAt: z.string(),
+  /**
+   * The partition's newest commit when this one was made (null: none), so each partition's commits form
+   * one chain; a shared catalog refuses a commit whose parent is no longer the newest.
+   */
+  parent: z.number().int().positive().nullable().optional(),
   files: z.array(committedFileSchema),
   /** null: this commit did not move the checkpoint and there was none before (e.g. rejects only). */
   checkpoint: z.record(z.string(), z.unknown()).nullable(),
@@ -37,6 +58,7 @@ export const dataCommitSchema = z.object({
    * was still true. The rows stamped `_snapshot_at = checkpoint.snapshotAt` stand for this time too.
    */
   confirmedAt: z.number().int().optional(),
+  observed: observationSchema.optional(),
 });
 
 /** Small files of one folder merged into larger ones: the same rows, other files. Checkpoints untouched. */
@@ -80,6 +102,8 @@ const partitionStateSchema = z.object({
   rejects: z.number().int().nonnegative(),
   /** Times (ms) an unchanged snapshot was confirmed, with the `_snapshot_at` of the rows it confirmed. */
   confirmations: z.array(z.tuple([z.number().int(), z.number().int()])),
+  /** The source's clock and the stream's cadence at the newest read; the newest record time ever committed. */
+  ...observationSchema.shape,
 });
 
 const liveFileSchema = committedFileSchema.omit({ staged: true }).extend({
@@ -125,6 +149,9 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
   }
   const id = partitionId(record.partition);
   const before = state.partitions.get(id);
+  // The source's clock and the cadence are as of the newest read; the newest record is the newest ever.
+  const { sourceAt, cadence, ...observed } = record.observed ?? {};
+  const newest = [before?.newestRecordAt, observed.newestRecordAt].filter((t) => t !== undefined);
   const rowsOf = (table: 'data' | 'rejects') =>
     record.files.filter((f) => f.table === table).reduce((n, f) => n + f.rows, 0);
   state.partitions.set(id, {
@@ -142,6 +169,9 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
         ? [[record.confirmedAt, Number(record.checkpoint?.snapshotAt)] as [number, number]]
         : []),
     ],
+    ...(sourceAt !== undefined ? { sourceAt } : {}),
+    ...(newest.length > 0 ? { newestRecordAt: Math.max(...newest) } : {}),
+    ...(cadence !== undefined ? { cadence } : {}),
   });
   for (const { staged: _, ...file } of record.files) state.files.push({ ...file, seq: record.seq });
 }

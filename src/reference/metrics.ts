@@ -35,3 +35,17 @@ export const DAY_ONLY_METRICS: ReadonlySet<ChainMetric> = new Set(
 
 export const servesInterval = (metric: ChainMetric, interval: MetricInterval): boolean =>
   interval === 'day' || !DAY_ONLY_METRICS.has(metric);
+
+/** The longest period of each interval, in seconds (a month: 31 days). */
+export const INTERVAL_SECONDS: Readonly<Record<MetricInterval, number>> = {
+  hour: 3_600,
+  day: 86_400,
+  week: 7 * 86_400,
+  month: 31 * 86_400,
+};
+
+/**
+ * How far behind the clock the Metrics API may publish its newest point beyond the period itself: it
+ * recomputes its series in batches (the emulator every ten minutes), not with every block.
+ */
+export const METRICS_PUBLISH_LAG_SECONDS = 3_600;

@@ -28,6 +28,8 @@ export interface BuildOptions {
   fromScratch?: boolean;
   /** `--select`: models to rebuild (`name`, `name+`, `+name`); the others are kept from the last build. */
   select?: string;
+  /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
+  catalog?: string;
 }
 
 export interface BuiltModel {
@@ -68,7 +70,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   if (previous) await copyFile(target, aside);
   const partial = options.select !== undefined && previous;
 
-  const lake = await lakeSources(resolve(options.dataDir, 'lake'));
+  const lake = await lakeSources(resolve(options.dataDir, 'lake'), options.catalog);
   const result: BuildResult = { path: target, built: [], skipped: [], kept: [] };
   const unavailable = new Map<string, string>();
   try {

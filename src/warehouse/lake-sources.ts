@@ -15,8 +15,9 @@ export interface LakeSources {
   streams: Map<string, StreamState>;
 }
 
-export async function lakeSources(lakeDir: string): Promise<LakeSources> {
-  return { lakeDir, streams: await readLakeState(dirname(lakeDir)) };
+/** `catalog`: the lake's commit log is in this PostgreSQL catalog, not beside it. */
+export async function lakeSources(lakeDir: string, catalog?: string): Promise<LakeSources> {
+  return { lakeDir, streams: await readLakeState(dirname(lakeDir), catalog) };
 }
 
 /** A stream's live data files (not its rejects). */

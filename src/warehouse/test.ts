@@ -1,8 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { partitionId, readLakeState } from '../load/index.ts';
+import { readLakeState } from '../load/index.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
+import {
+  DEFAULT_MAX_AGE_SECONDS,
+  freshnessMessage,
+  freshnessSample,
+  judgeStream,
+  type MaxAge,
+} from './freshness.ts';
 import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR } from './paths.ts';
 import {
@@ -15,8 +22,6 @@ import {
 } from './sql.ts';
 
 export const DEFAULT_TESTS_DIR = 'sql/tests';
-/** A partition not checked for longer than this is stale, unless `--max-age stream=…` says otherwise. */
-export const DEFAULT_MAX_AGE_SECONDS = 24 * 3600;
 /** Offending rows printed per failing test; the count says how many there are in all. */
 export const SAMPLE_ROWS = 10;
 
@@ -46,12 +51,6 @@ export interface TestReport {
   skipped: number;
 }
 
-/** How old each stream's newest commit may be: a default and per-stream exceptions, in seconds. */
-export interface MaxAge {
-  defaultSeconds: number;
-  byStream: Record<string, number>;
-}
-
 export interface TestOptions {
   dataDir: string;
   modelsDir?: string;
@@ -65,6 +64,8 @@ export interface TestOptions {
    * partition taken out of the pipeline does not go stale forever. Default: every partition of the lake.
    */
   partitions?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
+  catalog?: string;
 }
 
 /** A file of `sql/tests`: a query returning the offending rows, zero rows being a pass. */
@@ -102,25 +103,6 @@ export function loadSqlTests(dir: string): SqlTest[] {
       sql: sql.trim().replace(/;\s*$/, ''),
     };
   });
-}
-
-/** `90s`, `45m`, `24h`, `7d` → seconds; a bare number is hours. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(text.trim());
-  if (!m) throw new WarehouseUsageError(`--max-age: "${text}" is not a duration; write e.g. 90m, 24h or 7d`);
-  const unit = { s: 1, m: 60, h: 3600, d: 86_400, '': 3600 }[m[2] as 's' | 'm' | 'h' | 'd' | ''];
-  return Math.round(Number(m[1]) * unit);
-}
-
-/** `--max-age 24h --max-age metrics=2d` → a default of 24 h and two days for metrics. */
-export function parseMaxAge(values: readonly string[]): MaxAge {
-  const maxAge: MaxAge = { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
-  for (const value of values) {
-    const at = value.indexOf('=');
-    if (at < 0) maxAge.defaultSeconds = parseDuration(value);
-    else maxAge.byStream[value.slice(0, at).trim()] = parseDuration(value.slice(at + 1));
-  }
-  return maxAge;
 }
 
 /**
@@ -244,11 +226,7 @@ async function runCheck(
   }
 }
 
-/**
- * Each partition's last successful check (a commit, or a run that found nothing new) against its stream's
- * maximum age, so one partition failing for days is named even while its stream's others are fresh. With
- * `--select`, only the streams the selection reads.
- */
+/** Each stream's partitions against its maximum age (freshness.ts). With `--select`, only the streams it reads. */
 async function freshness(options: TestOptions, models: readonly Model[], selected: Set<string>) {
   const byName = new Map(models.map((m) => [m.name, m]));
   const wanted = new Set<string>();
@@ -263,47 +241,26 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
 
   const now = options.now ?? Date.now();
   const maxAge = options.maxAge ?? { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
-  const lake = await readLakeState(options.dataDir);
+  const lake = await readLakeState(options.dataDir, options.catalog);
   const outcomes: TestOutcome[] = [];
   for (const [stream, state] of [...lake].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (options.select !== undefined && !wanted.has(stream)) continue;
     const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
-    const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
     // Without a pipeline to say which partitions it reads now, every partition of the lake is judged.
     const planned = options.partitions && (options.partitions.get(stream) ?? new Set<string>());
-    const judged = [...state.partitions.values()].filter(
-      (p) => !planned || planned.has(partitionId(p.partition)),
+    const judgement = judgeStream(state, limit, now, planned);
+    const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
+    outcomes.push(
+      judgement.stale.length === 0
+        ? { ...base, status: 'pass', message: '', failures: 0 }
+        : {
+            ...base,
+            status: 'fail',
+            message: freshnessMessage(judgement),
+            failures: judgement.stale.length,
+            sample: freshnessSample(stream, judgement, SAMPLE_ROWS),
+          },
     );
-    const stale = judged
-      .map((p) => ({ p, ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)) }))
-      .filter(({ ageSeconds }) => ageSeconds > limit)
-      .sort((a, b) => b.ageSeconds - a.ageSeconds);
-    if (stale.length === 0) {
-      outcomes.push({ ...base, status: 'pass', message: '', failures: 0 });
-      continue;
-    }
-    const oldest = stale[0] as (typeof stale)[number];
-    outcomes.push({
-      ...base,
-      status: 'fail',
-      message:
-        `${stale.length} of ${judged.length} partitions last checked more than ${durationText(limit)} ago` +
-        ` (oldest: ${partitionLabel(oldest.p.partition)}, ${durationText(oldest.ageSeconds)} ago)`,
-      failures: stale.length,
-      sample: {
-        columns: ['stream', 'partition', 'last_checked_at', 'age', 'max_age'],
-        types: ['VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR'],
-        rows: stale
-          .slice(0, SAMPLE_ROWS)
-          .map(({ p, ageSeconds }) => [
-            stream,
-            partitionLabel(p.partition),
-            p.committedAt,
-            durationText(ageSeconds),
-            durationText(limit),
-          ]),
-      },
-    });
   }
   for (const stream of [...wanted].sort())
     if (!lake.has(stream))
@@ -316,18 +273,4 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
         failures: 0,
       });
   return outcomes;
-}
-
-/** `network=fuji address=0x…`: a partition's keys in a line. */
-const partitionLabel = (partition: Readonly<Record<string, string>>) =>
-  Object.entries(partition)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ');
-
-/** `3d 4h`, `5h 2m`, `12m`, `40s`. */
-export function durationText(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
-  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
-import { createHttpClient } from '../../src/extract/http.ts';
+import { createHttpClient, type HttpClient } from '../../src/extract/http.ts';
 import { type RunSummary, runExtract } from '../../src/extract/run.ts';
 import { CORE_STREAMS } from './truth.ts';
 
@@ -30,9 +30,11 @@ export async function extractOnce(
   pipelinePath: string,
   dataDir: string,
   flags: { streams?: string; fullRefresh?: boolean } = {},
+  /** Wraps the HTTP client (to change what the source seems to answer). */
+  through: (http: HttpClient) => HttpClient = (http) => http,
 ): Promise<RunSummary> {
   const config = await resolveExtractConfig({ pipeline: pipelinePath, dataDir, ...flags }, {});
-  const http = createHttpClient({ userAgent: 'avalake/test' });
+  const http = through(createHttpClient({ userAgent: 'avalake/test' }));
   try {
     return await runExtract({
       pipeline: config.pipeline,

@@ -74,23 +74,24 @@ describe('commit', () => {
     expect(row).toEqual({ network: 'fuji', chain: '43113', address: '0xabc', _run_id: 'test-run' });
   });
 
-  it('numbers commits per stream, monotonically, across reopenings and aborts', async () => {
+  it('numbers commits per stream, monotonically, across reopenings', async () => {
     let l = await openTest();
     await commitRows(l, 0, 3);
     const aborted = l.begin({ stream: STREAM, partition, schema });
     await aborted.append(rowsFrom(3, 3));
     await aborted.abort();
-    expect((await commitRows(l, 3, 3)).seq).toBe(3);
+    // A flush takes its number when it first stages a file; this one was dropped before.
+    expect((await commitRows(l, 3, 3)).seq).toBe(2);
     await l.close();
     l = await openTest();
-    expect((await commitRows(l, 6, 1)).seq).toBe(4);
+    expect((await commitRows(l, 6, 1)).seq).toBe(3);
     const other = l.begin({
       stream: 'blocks',
       partition: { network: 'fuji' },
       schema: z.object({ h: lake.int64() }),
     });
-    expect(other.seq).toBe(1);
-    await other.abort();
+    await other.append([{ h: 1n }]);
+    expect((await other.commit({})).seq).toBe(1);
     expect(await ids()).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 7 });
   });

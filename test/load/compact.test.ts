@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { FOLD_RECORDS, readLakeState } from '../../src/load/commit.ts';
+import { FOLD_RECORDS } from '../../src/load/commit.ts';
 import { MERGE_FILES } from '../../src/load/compact.ts';
-import { type Lake, openLake } from '../../src/load/lake.ts';
+import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
@@ -140,7 +140,7 @@ it('folds snapshot confirmations into at most a few Parquet files, every confirm
   await flush.commit({ snapshotAt: 1_000, answer: 'same' });
   const times = Array.from({ length: 9 }, (_, i) => 2_000 + i * 1_000);
   for (const at of times) {
-    await l.check(STREAM, partition, at);
+    await l.check(STREAM, partition, { confirmedAt: at });
     await l.compact('all'); // folds the log, confirmation included
   }
   const state = (await readLakeState(dataDir)).get(STREAM);

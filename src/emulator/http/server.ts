@@ -130,6 +130,8 @@ export function createHttpServer(deps: ServerDeps): Server {
   };
 
   const server = createServer({ keepAliveTimeout: 30_000 }, (req, res) => {
+    // The world's clock, not the machine's: a client judges how current the data is against it.
+    res.setHeader('date', new Date(deps.clock.now() * 1000).toUTCString());
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {

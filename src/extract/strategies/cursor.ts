@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd } from '../pipeline.ts';
 import { type CursorStream, keyOf } from '../stream.ts';
-import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+import { checkRecords, newestField, newestOf, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
 /**
  * Where an ascending walk stands: every record before `cursor` is committed, and so are those at
@@ -62,6 +62,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
     yield {
       append,
       rejects,
+      ...newestField(newestOf(append.map((r) => stream.cursorOf(r)))),
       checkpoint: {
         ...(cursor !== undefined ? { cursor } : {}),
         boundary: [...boundary],

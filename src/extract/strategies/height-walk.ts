@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import type { HeightWalkStream } from '../stream.ts';
-import { checkRecords, type Walk, type WalkContext } from './walk.ts';
+import { checkRecords, newestField, type Walk, type WalkContext } from './walk.ts';
 
 /** Every height below `next` is committed (or lies before the pipeline's `start`). */
 const HeightCheckpoint = z.object({ next: z.int().nonnegative().optional() });
@@ -30,11 +30,11 @@ export async function* walkHeights(ctx: WalkContext): Walk {
     return;
   }
   for (; next <= last; next++) {
-    const { valid, rejects } = checkRecords(
-      stream,
-      await ctx.fetchPage(stream.request(ctx.pipeline, ctx.partition, next)),
-    );
-    yield { append: valid, rejects, checkpoint: { next: next + 1 } };
+    const body = await ctx.fetchPage(stream.request(ctx.pipeline, ctx.partition, next));
+    const { valid, rejects } = checkRecords(stream, body);
+    // The height's time, even when it holds no records of this stream (a block without transactions).
+    const newest = newestField(timeOf?.(body));
+    yield { append: valid, rejects, ...newest, checkpoint: { next: next + 1 } };
   }
 }
 

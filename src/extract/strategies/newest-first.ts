@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
-import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+import { checkRecords, newestField, newestOf, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `since` its
@@ -123,16 +123,18 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
     }
 
     w.seenOpen = [...seenOpen];
+    const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
     const pageToken = nextTokenOf(body);
     const caughtUp = w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!pageToken || caughtUp || belowFloor) {
-      yield { append, rejects, checkpoint: finish(state, w) };
+      yield { append, rejects, ...reached, checkpoint: finish(state, w) };
       return;
     }
     window = { ...w, pageToken };
     yield {
       append,
       rejects,
+      ...reached,
       checkpoint: { ...(head !== undefined ? { head } : {}), ...sinceOf(state), open, window },
     };
   }

@@ -16,7 +16,20 @@ export interface WalkStep {
   append: Record<string, unknown>[];
   rejects: Rejected[];
   checkpoint: Record<string, unknown> | undefined;
+  /** The newest record time (Unix seconds) this step reached, for streams whose records have one. */
+  newestAt?: number;
 }
+
+/** The latest of some record times, undefined when none has one. */
+export function newestOf(times: Iterable<number | undefined>): number | undefined {
+  let newest: number | undefined;
+  for (const t of times)
+    if (t !== undefined && Number.isFinite(t) && (newest === undefined || t > newest)) newest = t;
+  return newest;
+}
+
+/** A step's `newestAt`, present only when known. */
+export const newestField = (newestAt: number | undefined) => (newestAt !== undefined ? { newestAt } : {});
 
 export interface WalkContext<S extends z.ZodObject = z.ZodObject> {
   stream: StreamDefinition<S>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INTERVAL_SECONDS, METRICS_PUBLISH_LAG_SECONDS } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
 import { defineStream } from '../stream.ts';
 
@@ -28,6 +29,8 @@ export const avgTps = defineStream({
   primaryKey: ['timestamp'],
   isFinal: (_point, { newest }) => !newest,
   timeOf: (point) => Number(point.timestamp),
+  // A point per day, the newest still filling up.
+  cadence: () => INTERVAL_SECONDS.day + METRICS_PUBLISH_LAG_SECONDS,
   partitions: (p) => p.metrics.chains.map((chain) => ({ network: p.network, chain })),
   request: (_p, partition) => ({
     kind: 'http',

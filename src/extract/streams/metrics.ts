@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { servesInterval } from '../../reference/metrics.ts';
+import {
+  INTERVAL_SECONDS,
+  METRICS_PUBLISH_LAG_SECONDS,
+  type MetricInterval,
+  servesInterval,
+} from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { defineStream } from '../stream.ts';
@@ -22,6 +27,9 @@ export const metrics = defineStream({
   sinceOf: (point) => Number(point.timestamp),
   timeOf: (point) => Number(point.timestamp),
   isFinal: (_point, { newest }) => !newest,
+  // The newest point is the period still filling up: it starts at most one period ago.
+  cadence: (partition) =>
+    INTERVAL_SECONDS[partition.interval as MetricInterval] + METRICS_PUBLISH_LAG_SECONDS,
   partitions: (p) =>
     p.metrics.chains.flatMap((chain) =>
       p.metrics.metrics.flatMap((metric) =>

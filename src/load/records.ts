@@ -1,0 +1,81 @@
+import type { CommitRecord, StreamState } from './state.ts';
+
+/**
+ * Where commit records and folded states are kept: beside the lake as files (the default, one writer
+ * per data directory under its lock) or in a PostgreSQL catalog (several writers). The commit protocol
+ * (commit.ts) is the same over either: stage, make one record durable, move the files in.
+ */
+export interface RecordStore {
+  /** For messages: `files` or the catalog's redacted URL. */
+  readonly name: string;
+  /** Streams that have records or a state. */
+  streams(): Promise<string[]>;
+  /**
+   * A stream's newest folded state and the records after it, in the order they apply. `tidy` (a writer)
+   * removes what a crash left behind.
+   */
+  loadStream(stream: string, options: { tidy: boolean }): Promise<StreamLog>;
+  /**
+   * A fresh sequence number for the stream; undefined when the store leaves numbering to the one writer
+   * (files: the log counts from its state).
+   */
+  allocateSeq(stream: string): Promise<number | undefined>;
+  /**
+   * Makes one record durable. A data commit that names a `parent` advances its partition only if the
+   * partition's newest commit is still that one; otherwise nothing is written and CommitConflictError
+   * is thrown (another writer advanced it).
+   */
+  append(record: CommitRecord): Promise<void>;
+  /** Writes a stream's folded state durably, then drops the records it covers (`covered`, by seq). */
+  writeState(state: StreamState, covered: readonly number[]): Promise<void>;
+  /**
+   * Several writers share it: a writer's view of a stream goes stale, so folding and compaction read the
+   * stream again while they hold it alone.
+   */
+  readonly shared: boolean;
+  /**
+   * Of these sequence numbers (of files left in staging), those whose writer is gone: their files are
+   * rolled forward or discarded. Files: all of them (the lock holder is the only writer).
+   */
+  abandoned(stream: string, seqs: readonly number[]): Promise<Set<number>>;
+  /**
+   * Runs `body` while no writer holds the stream the other way: commits hold it shared (from the record
+   * until their files are moved in), compaction and folding alone. Files: the lock already serializes.
+   */
+  withStream<T>(stream: string, mode: 'shared' | 'exclusive', body: () => Promise<T>): Promise<T>;
+  /** A shared store: one partition's records this reader has not applied yet (another writer's commits). */
+  loadPartition?(stream: string, partition: Readonly<Record<string, string>>): Promise<CommitRecord[]>;
+  close(): Promise<void>;
+}
+
+export interface StreamLog {
+  state: StreamState | undefined;
+  records: CommitRecord[];
+}
+
+/** Two writers raced for one partition: the loser's flush is dropped, the partition's chain stays one. */
+export class CommitConflictError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly partition: string,
+    readonly parent: number | null,
+  ) {
+    super(
+      `commit of ${stream} ${partition} refused: its newest commit is no longer ${parent ?? 'none'} ` +
+        '(another worker advanced it); the flush was dropped and nothing of it is visible',
+    );
+    this.name = 'CommitConflictError';
+  }
+}
+
+/** The catalog could not be reached or set up: names it (without its password) and what to check. */
+export class CatalogUnavailableError extends Error {
+  constructor(name: string, cause: unknown) {
+    super(
+      `the catalog ${name} is not reachable or not usable (${(cause as Error).message}): check --catalog, ` +
+        'AVALAKE_CATALOG or the pipeline\'s "catalog", that the server is up and that the user may create tables',
+      { cause },
+    );
+    this.name = 'CatalogUnavailableError';
+  }
+}

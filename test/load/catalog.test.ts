@@ -1,0 +1,144 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
+import { CommitConflictError } from '../../src/load/records.ts';
+import { lake } from '../../src/schemas/lake.ts';
+import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
+import { query } from './duck.ts';
+
+const schema = z.object({ id: lake.int64(), address: z.string() });
+const STREAM = 'transfers';
+const partition = { network: 'fuji', chain: '43113', address: '0xabc' };
+const rowsFrom = (start: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ id: start + i, address: '0xabc' }));
+
+let server: Awaited<ReturnType<typeof startPostgres>>;
+let catalog: string;
+let dataDir: string;
+const open: Lake[] = [];
+
+const openWriter = async (runId: string) => {
+  const l = await openLake({ dataDir, runId, catalog });
+  open.push(l);
+  return l;
+};
+const ids = async () =>
+  (
+    await query(
+      `select id::integer as id from read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet') order by id`,
+    )
+  ).map((r) => r.id as number);
+
+beforeAll(async () => {
+  server = await startPostgres();
+}, 60_000);
+afterAll(() => server?.stop());
+beforeEach(async () => {
+  catalog = await freshDatabase(server.url);
+  dataDir = await mkdtemp(join(tmpdir(), 'avalake-catalog-'));
+});
+afterEach(async () => {
+  for (const l of open.splice(0)) await l.close().catch(() => undefined);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('a PostgreSQL catalog', () => {
+  it('lets two writers never both advance a partition: the second commit is refused, nothing of it stays', async () => {
+    const a = await openWriter('run-a');
+    const b = await openWriter('run-b');
+    const fromA = a.begin({ stream: STREAM, partition, schema });
+    const fromB = b.begin({ stream: STREAM, partition, schema });
+    await fromA.append(rowsFrom(0, 3));
+    await fromB.append(rowsFrom(100, 4));
+    const committed = await fromA.commit({ next: 3 });
+    await expect(fromB.commit({ next: 104 })).rejects.toBeInstanceOf(CommitConflictError);
+
+    expect(await ids()).toEqual([0, 1, 2]);
+    expect(await readdir(join(dataDir, 'lake', '_staging', STREAM))).toEqual([]);
+    const state = (await readLakeState(dataDir, catalog)).get(STREAM);
+    expect(state?.partitions.size).toBe(1);
+    expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({ checkpoint: { next: 3 }, rows: 3 });
+
+    // B claims the partition and carries on from A's checkpoint, as the chain's next link.
+    expect(await b.claim(STREAM, partition)).toBe('claimed');
+    expect(b.readCheckpoint(STREAM, partition)).toEqual({ next: 3 });
+    const next = b.begin({ stream: STREAM, partition, schema });
+    await next.append(rowsFrom(3, 2));
+    const record = await next.commit({ next: 5 });
+    expect(record.parent).toBe(committed.seq);
+    expect(await ids()).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('hands each partition to one run at a time; a finished one waits for the next wave, a dead holder’s is taken over', async () => {
+    const a = await openWriter('run-a');
+    const b = await openWriter('run-b');
+    expect(await a.claim(STREAM, partition)).toBe('claimed');
+    expect(await b.claim(STREAM, partition)).toBe('held');
+    await a.finish(STREAM, partition);
+    // Finished after B began: B does not extract it again in this wave.
+    expect(await b.claim(STREAM, partition)).toBe('done');
+    // A run that begins later does.
+    const c = await openWriter('run-c');
+    expect(await c.claim(STREAM, partition)).toBe('claimed');
+    // C dies without a word (its heartbeat stops): once its lease lapses, B may take the partition.
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      await admin.query(
+        "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = 'run-c'",
+      );
+    } finally {
+      await admin.end();
+    }
+    const other = { ...partition, address: '0xdef' };
+    expect(await b.claim(STREAM, other)).toBe('claimed');
+    expect(await b.claim(STREAM, partition)).toBe('claimed');
+  });
+
+  it('keeps every commit as one chain per partition across writers, folding included', async () => {
+    for (let round = 0; round < 3; round++) {
+      const w = await openWriter(`run-${round}`);
+      expect(await w.claim(STREAM, partition)).toBe('claimed');
+      for (let i = 0; i < 7; i++) {
+        const flush = w.begin({ stream: STREAM, partition, schema });
+        const start = round * 7 + i;
+        await flush.append(rowsFrom(start, 1));
+        await flush.commit({ next: start + 1 });
+      }
+      await w.finish(STREAM, partition);
+      await w.close(); // folds once 16 records pile up
+      open.pop();
+    }
+    expect(await ids()).toEqual(Array.from({ length: 21 }, (_, i) => i));
+    const state = (await readLakeState(dataDir, catalog)).get(STREAM);
+    expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({
+      commits: 21,
+      rows: 21,
+      checkpoint: { next: 21 },
+    });
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ seq: string; parent: string | null }>(
+        "select seq, record->>'parent' as parent from avalake.commits where stream = $1 order by commit_id",
+        [STREAM],
+      );
+      expect(rows).toHaveLength(21);
+      rows.forEach((row, i) => {
+        expect(row.parent === null ? null : Number(row.parent)).toBe(
+          i === 0 ? null : Number(rows[i - 1]?.seq),
+        );
+      });
+      const folded = await admin.query('select through_commit from avalake.states where stream = $1', [
+        STREAM,
+      ]);
+      expect(folded.rowCount).toBe(1);
+    } finally {
+      await admin.end();
+    }
+  });
+});
