@@ -22,6 +22,8 @@ export interface ChildEmulatorOptions {
   seed: number;
   /** `fixed:<unix seconds>`: the bench and the child must see the same world. */
   clock: string;
+  /** `--faults`, e.g. `slow=1:50` for a service 50 ms away. */
+  faults?: string;
 }
 
 const running = new Set<ChildProcess>();
@@ -47,6 +49,7 @@ export function startChildEmulator(options: ChildEmulatorOptions): Promise<Child
     options.clock,
     '--rate-limit',
     'off',
+    ...(options.faults ? ['--faults', options.faults] : []),
   ];
   const started = performance.now();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -207,7 +207,8 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           stop.abort(dead);
         }
         results.push(summary.summary);
-        await lake.finish(item.stream.name, item.partition);
+        const over = summary.status === 'done' || summary.status === 'failed';
+        await lake.finish(item.stream.name, item.partition, over ? 'done' : 'released');
       }
     };
     // A failure no partition could absorb (the disk full in a commit, say) stops the others, which

@@ -112,8 +112,11 @@ export interface Catalog extends RecordStore, SharedAllowance {
   register(runId: string): Promise<void>;
   /** Takes the partition for this run if no live run holds it and it was not finished since this run began. */
   claim(stream: string, partition: Partition): Promise<Claim>;
-  /** The partition is done for this wave of runs (whatever its status): others started earlier skip it. */
-  finish(stream: string, partition: Partition): Promise<void>;
+  /**
+   * `done`: finished for this wave of runs (those started before skip it); `released`: given up
+   * unfinished (interrupted, a spent quota), so another live worker may take it at once.
+   */
+  finish(stream: string, partition: Partition, outcome: 'done' | 'released'): Promise<void>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
 }
@@ -377,9 +380,11 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       return rows[0]?.done ? 'done' : 'held';
     },
 
-    async finish(stream, partition) {
+    async finish(stream, partition, outcome) {
       await pool.query(
-        'update avalake.leases set done_at = clock_timestamp() where stream = $1 and partition_id = $2 and run_id = $3',
+        outcome === 'done'
+          ? 'update avalake.leases set done_at = clock_timestamp() where stream = $1 and partition_id = $2 and run_id = $3'
+          : 'delete from avalake.leases where stream = $1 and partition_id = $2 and run_id = $3',
         [stream, partitionId(partition), requireRun()],
       );
     },

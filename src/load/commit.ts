@@ -350,6 +350,14 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
           (s) => s.size,
           () => undefined,
         );
+        // Committed by a writer of a shared catalog that may still be alive (or not yet known dead): its
+        // file waits in staging for that writer, or for the recovery after its lease lapses.
+        if (
+          size === undefined &&
+          'staged' in file &&
+          (await exists(join(paths.stagingDir(stream), file.staged)))
+        )
+          continue;
         if (size !== file.bytes) {
           throw new LakeCorruptError(
             `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +

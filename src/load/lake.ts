@@ -55,8 +55,11 @@ export interface Lake {
    * has it, `done` when a run finished it after this one began; alone on a data directory: `claimed`.
    */
   claim(stream: string, partition: Partition): Promise<Claim>;
-  /** The partition is done for this run (whatever its outcome); with a catalog others then skip it. */
-  finish(stream: string, partition: Partition): Promise<void>;
+  /**
+   * With a catalog: `done` (finished or failed) lets the other workers of this wave skip it; `released`
+   * (interrupted, a spent quota) lets another worker take it up at once.
+   */
+  finish(stream: string, partition: Partition, outcome: 'done' | 'released'): Promise<void>;
   /** With a catalog: the compute-unit allowances every worker spends from together. */
   readonly allowance: SharedAllowance | undefined;
   /** Folds the commit log (where enough records piled up), then releases the lock. Flushes must be over. */
@@ -190,7 +193,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       if (claim === 'claimed') await log.refreshPartition(stream, partition);
       return claim;
     },
-    finish: async (stream, partition) => catalog?.finish(stream, partition),
+    finish: async (stream, partition, outcome) => catalog?.finish(stream, partition, outcome),
     allowance: catalog,
     async close() {
       if (open.size > 0)

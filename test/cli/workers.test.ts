@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -142,3 +144,50 @@ it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes:
     await db.end().catch(() => undefined);
   }
 }, 240_000);
+
+/** One command as a process: its exit code and output. */
+function cli(args: string[]) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+it('a catalog that is not a PostgreSQL URL is exit 2; one that does not answer is exit 1, its password masked, nothing written', async () => {
+  const w = coreWorkspace(emulator);
+  // A port that refuses connections: bound, then released.
+  const closed = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+  const down = `postgres://avalake:s3cret-pw@127.0.0.1:${closed}/avalake`;
+  const [notPostgres, extract, status] = await Promise.all([
+    cli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', 'mysql://db/avalake']),
+    cli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', down]),
+    cli(['status', '--data-dir', w.dataDir, '--catalog', down]),
+  ]);
+  expect(notPostgres.code).toBe(2);
+  expect(notPostgres.stderr).toContain('--catalog: expected a PostgreSQL URL such as postgres://');
+  for (const out of [extract, status]) {
+    expect(out.code, out.stderr).toBe(1);
+    expect(out.stderr).toContain(
+      `the catalog postgres://avalake:***@127.0.0.1:${closed}/avalake is not reachable`,
+    );
+    expect(out.stderr).not.toContain('s3cret-pw');
+    expect(out.stderr).not.toMatch(/^\s+at\s/m);
+  }
+  expect(existsSync(join(w.dataDir, 'lake'))).toBe(false);
+}, 60_000);

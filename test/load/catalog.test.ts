@@ -78,7 +78,7 @@ describe('a PostgreSQL catalog', () => {
     const b = await openWriter('run-b');
     expect(await a.claim(STREAM, partition)).toBe('claimed');
     expect(await b.claim(STREAM, partition)).toBe('held');
-    await a.finish(STREAM, partition);
+    await a.finish(STREAM, partition, 'done');
     // Finished after B began: B does not extract it again in this wave.
     expect(await b.claim(STREAM, partition)).toBe('done');
     // A run that begins later does.
@@ -97,6 +97,10 @@ describe('a PostgreSQL catalog', () => {
     const other = { ...partition, address: '0xdef' };
     expect(await b.claim(STREAM, other)).toBe('claimed');
     expect(await b.claim(STREAM, partition)).toBe('claimed');
+    // Given up unfinished (an interrupt, a spent quota): another live worker takes it at once.
+    expect(await a.claim(STREAM, other)).toBe('held');
+    await b.finish(STREAM, other, 'released');
+    expect(await a.claim(STREAM, other)).toBe('claimed');
   });
 
   it('keeps every commit as one chain per partition across writers, folding included', async () => {
@@ -109,7 +113,7 @@ describe('a PostgreSQL catalog', () => {
         await flush.append(rowsFrom(start, 1));
         await flush.commit({ next: start + 1 });
       }
-      await w.finish(STREAM, partition);
+      await w.finish(STREAM, partition, 'done');
       await w.close(); // folds once 16 records pile up
       open.pop();
     }
@@ -140,5 +144,26 @@ describe('a PostgreSQL catalog', () => {
     } finally {
       await admin.end();
     }
+  });
+
+  it('keeps one compute-unit allowance per host for every worker: what one takes, the others cannot', async () => {
+    const a = (await openWriter('run-a')).allowance;
+    const b = (await openWriter('run-b')).allowance;
+    if (!a || !b) throw new Error('a lake with a catalog has an allowance');
+    const origin = 'https://data.example';
+    expect(await a.take(origin, 20)).toEqual({ kind: 'unknown' });
+    await a.learn(origin, { limit: 100, remaining: 80, resetSeconds: 30, windowSeconds: 60 });
+    expect(await b.take(origin, 50)).toEqual({ kind: 'taken' }); // 80 → 30
+    expect(await a.take(origin, 20)).toEqual({ kind: 'taken' }); // 30 → 10
+    const wait = await b.take(origin, 20);
+    expect(wait).toMatchObject({ kind: 'wait', limit: 100, windowSeconds: 60 });
+    expect(wait.kind === 'wait' && wait.ms > 29_000 && wait.ms <= 30_000).toBe(true);
+    // A later answer of the same window does not raise the count: what is in flight is already taken.
+    await b.learn(origin, { limit: 100, remaining: 60, resetSeconds: 30, windowSeconds: 60 });
+    expect((await a.take(origin, 20)).kind).toBe('wait');
+    // The next window starts full, whoever takes first.
+    await b.learn(origin, { limit: 100, remaining: 100, resetSeconds: 0, windowSeconds: 60 });
+    expect(await a.take(origin, 100)).toEqual({ kind: 'taken' });
+    expect((await b.take(origin, 1)).kind).toBe('wait');
   });
 });
