@@ -1,0 +1,227 @@
+import { z } from 'zod';
+import type { Lake, Observation } from '../load/index.ts';
+import { lake as lakeTypes } from '../schemas/lake.ts';
+import { DeadHostError, QuotaExhaustedError } from './errors.ts';
+import type { Logger } from './log.ts';
+import { historyEnd, type Pipeline } from './pipeline.ts';
+import { expectedPages, type ProgressSink } from './progress.ts';
+import { SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
+import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
+
+/**
+ * One partition's walk: its pages, checked and buffered into flushes that commit at the pipeline's
+ * thresholds with the checkpoint after them, and what the walk saw of the source's time.
+ */
+
+export type PartitionStatus = 'done' | 'failed' | 'quota' | 'interrupted';
+
+export interface PartitionSummary {
+  stream: string;
+  partition: Partition;
+  status: PartitionStatus;
+  requests: number;
+  retries: number;
+  rows: number;
+  rejects: number;
+  commits: number;
+  seconds: number;
+  error?: string;
+}
+
+/** A snapshot whose answer hashes as the committed one did (a full refresh has none to compare). */
+const isUnchangedSnapshot = (
+  committed: Readonly<Record<string, unknown>> | undefined,
+  next: Readonly<Record<string, unknown>>,
+) => committed?.answer !== undefined && committed.answer === next.answer;
+
+export interface PartitionWork {
+  stream: StreamDefinition;
+  partition: Partition;
+  lake: Lake;
+  pipeline: Pipeline;
+  /** Ignore the checkpoint: read from where the pipeline's history starts. */
+  fullRefresh: boolean;
+  log: Logger;
+  progress: ProgressSink;
+  signal: AbortSignal;
+  /** One time for the whole run: every snapshot it takes is stamped with it, so they line up. */
+  runStartedAt: number;
+  retriesOf(): number;
+  /** `onDate`: the source's clock, from the answer. */
+  fetchPage(
+    request: PageRequest,
+    pageToken: string | undefined,
+    onDate: (ms: number) => void,
+  ): Promise<unknown>;
+}
+
+/** Walks one partition, committing at the flush thresholds; on any stop, commits what it has. */
+export async function extractPartition(work: PartitionWork) {
+  const { stream, partition, lake, pipeline } = work;
+  const started = Date.now();
+  const schema =
+    stream.strategy === 'snapshot'
+      ? stream.schema.extend({
+          [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }),
+          [SNAPSHOT_PARTITION]: z.string(),
+        })
+      : stream.schema;
+  const checkpoint = work.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
+  let requests = 0;
+  let total: number | undefined;
+  // What the walk sees of the source's time, for freshness: its clock, and the newest record time reached.
+  let sourceAt: number | undefined;
+  let newestAt: number | undefined;
+  // A window with an end never reaches the present: there is no cadence to keep up with.
+  const cadence = historyEnd(pipeline) === undefined ? stream.cadence?.(partition) : undefined;
+  const observed = (): Observation => ({
+    ...(sourceAt !== undefined ? { sourceAt } : {}),
+    ...(newestAt !== undefined ? { newestRecordAt: newestAt * 1000 } : {}),
+    ...(cadence !== undefined ? { cadence } : {}),
+  });
+  const onDate = (ms: number) => {
+    sourceAt = Math.max(sourceAt ?? ms, ms);
+  };
+  const counting = async (request: PageRequest, pageToken?: string) => {
+    requests++;
+    const answer = await work.fetchPage(request, pageToken, onDate);
+    if (requests === 1) total = expectedPages(stream, checkpoint, answer);
+    return answer;
+  };
+  const at = { stream: stream.name, partition: JSON.stringify(partition) };
+  work.progress({ kind: 'start', at: Date.now(), ...at });
+  let fetched = 0;
+  let fetchedRejects = 0;
+  const walk = walkOf(
+    stream,
+    { stream, pipeline, partition, checkpoint, fetchPage: counting },
+    work.runStartedAt,
+  );
+  const limits = pipeline.flush;
+
+  let flush = lake.begin({ stream: stream.name, partition, schema });
+  let flushStarted = Date.now();
+  let lastCheckpoint: Record<string, unknown> | undefined;
+  let rows = 0;
+  let rejects = 0;
+  let commits = 0;
+  // The checkpoint as committed, to tell a run that found nothing new from one that moved on.
+  let committed = JSON.stringify(checkpoint ?? null);
+  const commit = async () => {
+    if (
+      lastCheckpoint !== undefined &&
+      isUnchangedSnapshot(checkpoint, lastCheckpoint) &&
+      flush.rejected === 0
+    ) {
+      // The same answer as last time: no rows, only the time at which it was still true.
+      await flush.abort();
+      await lake.check(stream.name, partition, {
+        confirmedAt: Number(lastCheckpoint.snapshotAt),
+        observed: observed(),
+      });
+      commits++;
+      lastCheckpoint = undefined;
+      return;
+    }
+    const nothingNew =
+      lastCheckpoint === undefined ||
+      (flush.rows === 0 && flush.rejected === 0 && JSON.stringify(lastCheckpoint) === committed);
+    if (nothingNew) {
+      await flush.abort();
+      lastCheckpoint = undefined;
+      return;
+    }
+    rows += flush.rows;
+    rejects += flush.rejected;
+    await flush.commit(lastCheckpoint as Record<string, unknown>, observed());
+    committed = JSON.stringify(lastCheckpoint);
+    commits++;
+    lastCheckpoint = undefined;
+  };
+
+  let status: PartitionStatus = 'done';
+  let cause: unknown;
+  try {
+    for await (const step of walk) {
+      await flush.append(step.append);
+      if (step.rejects.length > 0) await flush.reject(step.rejects);
+      fetched += step.append.length;
+      fetchedRejects += step.rejects.length;
+      if (step.newestAt !== undefined) newestAt = Math.max(newestAt ?? step.newestAt, step.newestAt);
+      work.progress({
+        kind: 'page',
+        at: Date.now(),
+        ...at,
+        pages: requests,
+        rows: fetched,
+        rejects: fetchedRejects,
+        retries: work.retriesOf(),
+        ...(total !== undefined ? { total } : {}),
+      });
+      if (step.checkpoint === undefined) continue;
+      lastCheckpoint = step.checkpoint;
+      const due = flush.rows >= limits.rows || (Date.now() - flushStarted) / 1000 >= limits.seconds;
+      if (due && !work.signal.aborted) {
+        await commit();
+        flush = lake.begin({ stream: stream.name, partition, schema });
+        flushStarted = Date.now();
+      }
+      if (work.signal.aborted) break;
+    }
+  } catch (error) {
+    cause = error;
+    status =
+      error instanceof QuotaExhaustedError
+        ? 'quota'
+        : work.signal.aborted && !(error instanceof DeadHostError)
+          ? 'interrupted'
+          : 'failed';
+  }
+  if (status === 'done' && work.signal.aborted) status = 'interrupted';
+  // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
+  try {
+    await commit();
+  } catch (error) {
+    // A flush that failed midway takes no commit: drop what it staged, so the lake closes cleanly.
+    await flush.abort().catch(() => undefined);
+    throw error;
+  }
+  // A walk that found nothing new still says so: freshness is the time a partition was last checked.
+  if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
+  const seconds = (Date.now() - started) / 1000;
+  const summary: PartitionSummary = {
+    stream: stream.name,
+    partition,
+    status,
+    requests,
+    retries: work.retriesOf(),
+    rows,
+    rejects,
+    commits,
+    seconds,
+    ...(status === 'failed' ? { error: (cause as Error).message } : {}),
+  };
+  work.progress({
+    kind: 'end',
+    at: Date.now(),
+    ...at,
+    status,
+    pages: requests,
+    rows,
+    rejects,
+    retries: summary.retries,
+  });
+  work.log({
+    // An unreachable host is reported once for the run (RunSummary.unreachable), not once per partition.
+    level: status === 'failed' && !(cause instanceof DeadHostError) ? 'error' : 'info',
+    msg: `partition ${status}`,
+    stream: stream.name,
+    partition: JSON.stringify(partition),
+    rows,
+    rejects,
+    requests,
+    seconds: Math.round(seconds * 10) / 10,
+    ...(summary.error ? { error: summary.error } : {}),
+  });
+  return { summary, status, cause };
+}
