@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { hostname } from 'node:os';
 import pg from 'pg';
+import { allowanceOf, type SharedAllowance } from './catalog-allowance.ts';
+import { type CatalogRuns, catalogRuns } from './catalog-runs.ts';
+import { createSchema } from './catalog-schema.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type Partition, partitionId } from './layout.ts';
 import { CatalogUnavailableError, CommitConflictError, type RecordStore, type StreamLog } from './records.ts';
@@ -24,99 +26,13 @@ import { type CommitRecord, commitRecordSchema, isCompaction, parseState, serial
 /** How long a run's heartbeat stays valid; `AVALAKE_LEASE_SECONDS` overrides it (tests shorten it). */
 export const DEFAULT_LEASE_SECONDS = 30;
 
-const SCHEMA_LOCK = 0x61766c6b; // "avlk": serializes the first-time schema creation of concurrent workers
+export type { AllowanceSeen, AllowanceTake, SharedAllowance } from './catalog-allowance.ts';
+export type { Claim } from './catalog-runs.ts';
 
-const DDL = `
-create schema if not exists avalake;
-create sequence if not exists avalake.seq;
-create table if not exists avalake.runs (
-  run_id text primary key,
-  host text not null,
-  pid integer not null,
-  started_at timestamptz not null default clock_timestamp(),
-  heartbeat_at timestamptz not null default clock_timestamp()
-);
-create table if not exists avalake.seqs (
-  seq bigint primary key,
-  stream text not null,
-  run_id text not null
-);
-create table if not exists avalake.commits (
-  commit_id bigserial primary key,
-  stream text not null,
-  seq bigint not null,
-  partition_id text,
-  record jsonb not null,
-  unique (stream, seq)
-);
-create index if not exists commits_by_partition on avalake.commits (stream, partition_id, commit_id);
-create table if not exists avalake.heads (
-  stream text not null,
-  partition_id text not null,
-  seq bigint not null,
-  primary key (stream, partition_id)
-);
-create table if not exists avalake.states (
-  stream text primary key,
-  through_commit bigint not null,
-  state jsonb not null
-);
-create table if not exists avalake.allowances (
-  origin text primary key,
-  lim integer not null,
-  remaining integer not null,
-  reset_at timestamptz not null,
-  window_seconds integer not null
-);
-create table if not exists avalake.leases (
-  stream text not null,
-  partition_id text not null,
-  run_id text not null,
-  claimed_at timestamptz not null,
-  done_at timestamptz,
-  primary key (stream, partition_id)
-);
-`;
-
-/**
- * A host's compute-unit allowance as every worker of the catalog spends it: one window, one count, so N
- * workers together stay under a key's limit instead of each spending what the headers said was left.
- */
-export interface SharedAllowance {
-  /**
-   * Takes `cost` units from the current window (a new window starts full): `taken`; or how long until
-   * the next window; or `unknown` before any answer told the allowance.
-   */
-  take(origin: string, cost: number): Promise<AllowanceTake>;
-  /** What an answer's `ratelimit-*` headers said (a 429: nothing left in this window). */
-  learn(origin: string, seen: AllowanceSeen): Promise<void>;
-}
-
-export type AllowanceTake =
-  | { kind: 'taken' }
-  | { kind: 'wait'; ms: number; limit: number; windowSeconds: number }
-  | { kind: 'unknown' };
-
-export interface AllowanceSeen {
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-  windowSeconds: number;
-}
-
-/** What a claim found: the partition is this run's now, another live run holds it, or it is done for this run. */
-export type Claim = 'claimed' | 'held' | 'done';
-
-export interface Catalog extends RecordStore, SharedAllowance {
-  /** Registers this run and keeps its heartbeat going until `close`. */
-  register(runId: string): Promise<void>;
-  /** Takes the partition for this run if no live run holds it and it was not finished since this run began. */
-  claim(stream: string, partition: Partition): Promise<Claim>;
-  /**
-   * `done`: finished for this wave of runs (those started before skip it); `released`: given up
-   * unfinished (interrupted, a spent quota), so another live worker may take it at once.
-   */
-  finish(stream: string, partition: Partition, outcome: 'done' | 'released'): Promise<void>;
+export interface Catalog
+  extends RecordStore,
+    SharedAllowance,
+    Omit<CatalogRuns, 'runId' | 'isLive' | 'close'> {
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
 }
@@ -132,10 +48,6 @@ export function redactCatalogUrl(url: string): string {
   }
 }
 
-export function isCatalogUrl(text: string): boolean {
-  return /^postgres(ql)?:\/\//.test(text);
-}
-
 export async function openCatalog(url: string, options: { leaseSeconds?: number } = {}): Promise<Catalog> {
   const leaseSeconds =
     options.leaseSeconds ?? (Number(process.env.AVALAKE_LEASE_SECONDS) || DEFAULT_LEASE_SECONDS);
@@ -144,18 +56,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
   pool.on('error', () => {});
   const name = redactCatalogUrl(url);
   try {
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      await client.query('select pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
-      await client.query(DDL);
-      await client.query('commit');
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    await createSchema(pool);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw new CatalogUnavailableError(name, error);
@@ -170,8 +71,8 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       ? { client, release: () => {} }
       : pool.connect().then((c) => ({ client: c, release: () => c.release() }));
   };
-  let runId: string | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
+  const runs = catalogRuns(pool, leaseSeconds);
+  const allowance = allowanceOf(pool);
   /** Per stream, the newest commit folded into what this reader loaded, and the records it has applied. */
   const loadedThrough = new Map<string, number>();
   const seen = new Map<string, Set<number>>();
@@ -182,11 +83,6 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       seen.set(stream, s);
     }
     return s;
-  };
-  const liveRun = `exists (select 1 from avalake.runs r where r.run_id = %s and r.heartbeat_at >= clock_timestamp() - make_interval(secs => ${leaseSeconds}))`;
-  const requireRun = () => {
-    if (!runId) throw new Error('the catalog has no registered run');
-    return runId;
   };
   const parseRecord = (json: unknown, stream: string, seq: unknown): CommitRecord => {
     const result = commitRecordSchema.safeParse(json);
@@ -257,7 +153,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     async allocateSeq(stream) {
       const { rows } = await pool.query<{ seq: string }>(
         "insert into avalake.seqs (seq, stream, run_id) values (nextval('avalake.seq'), $1, $2) returning seq",
-        [stream, requireRun()],
+        [stream, runs.runId()],
       );
       return Number(rows[0]?.seq);
     },
@@ -307,7 +203,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     async abandoned(_stream, seqs) {
       if (seqs.length === 0) return new Set();
       const { rows } = await pool.query<{ seq: string }>(
-        `select s.seq from avalake.seqs s where s.seq = any($1::bigint[]) and ${liveRun.replace('%s', 's.run_id')}`,
+        `select s.seq from avalake.seqs s where s.seq = any($1::bigint[]) and ${runs.isLive('s.run_id')}`,
         [seqs],
       );
       const live = new Set(rows.map((r) => Number(r.seq)));
@@ -339,103 +235,11 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       }
     },
 
-    async register(id) {
-      runId = id;
-      await pool.query('insert into avalake.runs (run_id, host, pid) values ($1, $2, $3)', [
-        id,
-        hostname(),
-        process.pid,
-      ]);
-      heartbeat = setInterval(
-        () => {
-          pool
-            .query('update avalake.runs set heartbeat_at = clock_timestamp() where run_id = $1', [id])
-            .catch(() => undefined);
-        },
-        Math.max(200, (leaseSeconds * 1000) / 3),
-      );
-      heartbeat.unref();
-    },
-
-    async claim(stream, partition) {
-      const run = requireRun();
-      const id = partitionId(partition);
-      const claimed = await pool.query(
-        `insert into avalake.leases as l (stream, partition_id, run_id, claimed_at)
-         values ($1, $2, $3, clock_timestamp())
-         on conflict (stream, partition_id) do update
-           set run_id = excluded.run_id, claimed_at = excluded.claimed_at, done_at = null
-           where l.run_id = excluded.run_id
-              or (l.done_at is not null
-                  and l.done_at < (select started_at from avalake.runs where run_id = excluded.run_id))
-              or (l.done_at is null and not ${liveRun.replace('%s', 'l.run_id')})
-         returning 1`,
-        [stream, id, run],
-      );
-      if (claimed.rowCount === 1) return 'claimed';
-      const { rows } = await pool.query<{ done: boolean }>(
-        'select done_at is not null as done from avalake.leases where stream = $1 and partition_id = $2',
-        [stream, id],
-      );
-      return rows[0]?.done ? 'done' : 'held';
-    },
-
-    async finish(stream, partition, outcome) {
-      await pool.query(
-        outcome === 'done'
-          ? 'update avalake.leases set done_at = clock_timestamp() where stream = $1 and partition_id = $2 and run_id = $3'
-          : 'delete from avalake.leases where stream = $1 and partition_id = $2 and run_id = $3',
-        [stream, partitionId(partition), requireRun()],
-      );
-    },
-
-    async take(origin, cost) {
-      // A window whose reset has passed starts again full; its next reset is a whole number of windows on.
-      const taken = await pool.query(
-        `update avalake.allowances a set
-           remaining = (case when a.reset_at <= clock_timestamp() then a.lim else a.remaining end) - $2,
-           reset_at = case when a.reset_at <= clock_timestamp()
-             then a.reset_at + make_interval(secs => a.window_seconds *
-               (floor(extract(epoch from clock_timestamp() - a.reset_at) / a.window_seconds) + 1))
-             else a.reset_at end
-         where a.origin = $1
-           and (case when a.reset_at <= clock_timestamp() then a.lim else a.remaining end) >= $2
-         returning 1`,
-        [origin, cost],
-      );
-      if (taken.rowCount === 1) return { kind: 'taken' };
-      const { rows } = await pool.query<{ ms: number; lim: number; window_seconds: number }>(
-        `select greatest(0, extract(epoch from reset_at - clock_timestamp()) * 1000)::float8 as ms, lim, window_seconds
-         from avalake.allowances where origin = $1`,
-        [origin],
-      );
-      const row = rows[0];
-      return row
-        ? { kind: 'wait', ms: row.ms, limit: row.lim, windowSeconds: row.window_seconds }
-        : { kind: 'unknown' };
-    },
-
-    async learn(origin, seen) {
-      // Within one window the lower count wins: the shared count already holds what is in flight.
-      await pool.query(
-        `insert into avalake.allowances as a (origin, lim, remaining, reset_at, window_seconds)
-         values ($1, $2, $3, clock_timestamp() + make_interval(secs => $4), $5)
-         on conflict (origin) do update set
-           lim = excluded.lim,
-           window_seconds = excluded.window_seconds,
-           remaining = case when abs(extract(epoch from a.reset_at - excluded.reset_at)) < 1.5
-             then least(a.remaining, excluded.remaining) else excluded.remaining end,
-           reset_at = excluded.reset_at`,
-        [origin, seen.limit, seen.remaining, seen.resetSeconds, seen.windowSeconds],
-      );
-    },
+    ...runs,
+    ...allowance,
 
     async close() {
-      if (heartbeat) clearInterval(heartbeat);
-      if (runId) {
-        // Gone at once rather than after the lease time: its unfinished partitions are free to take.
-        await pool.query('delete from avalake.runs where run_id = $1', [runId]).catch(() => undefined);
-      }
+      await runs.close();
       await pool.end();
     },
   };

@@ -1,9 +1,10 @@
-import { lstat, readlink, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
 import { fsyncDir, mkdirDurable, sha256File } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import { fileRecordStore, listDir } from './file-records.ts';
+import { createGenerations, exists } from './generations.ts';
 import { isSafeSegment, type LakePaths, lakePaths, type Partition, seqOfStagedFile } from './layout.ts';
 import type { RecordStore, StreamLog } from './records.ts';
 import {
@@ -135,65 +136,13 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
     return target;
   };
 
-  /** `data/lake/<stream>` as a link to its current generation, made at the stream's first commit. */
-  const streamDirs = new Map<string, Promise<void>>();
-  const ensureStreamDir = (stream: string): Promise<void> => {
-    // Once per stream and run: partitions commit concurrently.
-    let made = streamDirs.get(stream);
-    if (!made) {
-      made = (async () => {
-        const link = paths.streamDir(stream);
-        if ((await kindOf(link)) !== 'missing') return;
-        const generation = paths.generationDir(stream, stateOf(stream).generation);
-        await mkdirDurable(generation);
-        try {
-          await symlink(relative(paths.lakeDir, generation), link);
-        } catch (error) {
-          // Another writer of a shared catalog made it at the same moment.
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        }
-        await fsyncDir(paths.lakeDir);
-      })();
-      made.catch(() => streamDirs.delete(stream));
-      streamDirs.set(stream, made);
-    }
-    return made;
-  };
-
-  /** Points the stream's link at its state's generation (one rename), then removes every other one. */
-  const settleGeneration = async (stream: string) => {
-    const state = stateOf(stream);
-    const link = paths.streamDir(stream);
-    const current = paths.generationDir(stream, state.generation);
-    const kind = await kindOf(link);
-    const legacy = kind === 'directory' && state.generation === 0; // a lake from before generations
-    if (legacy || (kind === 'link' && (await readlink(link)) === relative(paths.lakeDir, current))) {
-      // Already there; only leftovers of an unfinished compaction to clear.
-    } else if (await exists(current)) {
-      const tmp = join(paths.generationsDir(stream), `link.tmp-${process.pid}`);
-      await rm(tmp, { force: true });
-      await symlink(relative(paths.lakeDir, current), tmp);
-      if (kind === 'directory') {
-        // Note: the one moment a reader can find the stream missing: the first compaction of a lake
-        // written before generations existed, when its plain folder gives way to the link.
-        await rename(link, join(paths.generationsDir(stream), `legacy-${process.pid}`));
-      }
-      await rename(tmp, link);
-      await fsyncDir(paths.lakeDir);
-    } else if (kind !== 'missing' || state.files.some((f) => f.table === 'data')) {
-      throw new LakeCorruptError(
-        `the commit log of ${stream} says its files are in ${relative(paths.lakeDir, current)}, which is ` +
-          'missing; restore the data directory from a backup',
-        current,
-      );
-    }
-    knownDirs.clear();
-    streamDirs.delete(stream);
-    for (const name of await listDir(paths.generationsDir(stream))) {
-      const path = join(paths.generationsDir(stream), name);
-      if (path !== current) await rm(path, { recursive: true, force: true });
-    }
-  };
+  const generations = createGenerations(
+    paths,
+    (stream) => stateOf(stream),
+    () => knownDirs.clear(),
+  );
+  const ensureStreamDir = generations.ensureLink;
+  const settleGeneration = generations.settle;
 
   const log: CommitLog = {
     store,
@@ -382,20 +331,6 @@ function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
     byName.set(file.table === 'data' ? base : base.replace(/^part-/, 'rejects-'), file);
   }
   return byName;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return (await kindOf(path)) !== 'missing';
-}
-
-async function kindOf(path: string): Promise<'missing' | 'link' | 'directory' | 'file'> {
-  try {
-    const s = await lstat(path);
-    return s.isSymbolicLink() ? 'link' : s.isDirectory() ? 'directory' : 'file';
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
-    throw error;
-  }
 }
 
 /**

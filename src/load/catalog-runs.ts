@@ -1,0 +1,99 @@
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import { type Partition, partitionId } from './layout.ts';
+
+/** What a claim found: the partition is this run's now, another live run holds it, or it is done for this run. */
+export type Claim = 'claimed' | 'held' | 'done';
+
+/**
+ * The catalog's writers and their work: each run registers with a heartbeat, and leases partitions.
+ * A run whose heartbeat is older than the lease time is gone; its unfinished partitions may be claimed.
+ */
+export interface CatalogRuns {
+  /** Registers this run and keeps its heartbeat going until `close`. */
+  register(runId: string): Promise<void>;
+  /** Takes the partition for this run if no live run holds it and it was not finished since this run began. */
+  claim(stream: string, partition: Partition): Promise<Claim>;
+  /**
+   * `done`: finished for this wave of runs (those started before skip it); `released`: given up
+   * unfinished (interrupted, a spent quota), so another live worker may take it at once.
+   */
+  finish(stream: string, partition: Partition, outcome: 'done' | 'released'): Promise<void>;
+  /** The registered run; throws before `register`. */
+  runId(): string;
+  /** SQL: whether the run named by the expression `runIdSql` is alive. */
+  isLive(runIdSql: string): string;
+  /** Stops the heartbeat and removes the run: its unfinished partitions are free at once. */
+  close(): Promise<void>;
+}
+
+export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
+  let runId: string | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  const requireRun = () => {
+    if (!runId) throw new Error('the catalog has no registered run');
+    return runId;
+  };
+  const isLive = (runIdSql: string) =>
+    `exists (select 1 from avalake.runs r where r.run_id = ${runIdSql} and r.heartbeat_at >= clock_timestamp() - make_interval(secs => ${Number(leaseSeconds)}))`;
+  return {
+    runId: requireRun,
+    isLive,
+    async register(id) {
+      runId = id;
+      await pool.query('insert into avalake.runs (run_id, host, pid) values ($1, $2, $3)', [
+        id,
+        hostname(),
+        process.pid,
+      ]);
+      heartbeat = setInterval(
+        () => {
+          pool
+            .query('update avalake.runs set heartbeat_at = clock_timestamp() where run_id = $1', [id])
+            .catch(() => undefined);
+        },
+        Math.max(200, (leaseSeconds * 1000) / 3),
+      );
+      heartbeat.unref();
+    },
+
+    async claim(stream, partition) {
+      const run = requireRun();
+      const id = partitionId(partition);
+      const claimed = await pool.query(
+        `insert into avalake.leases as l (stream, partition_id, run_id, claimed_at)
+         values ($1, $2, $3, clock_timestamp())
+         on conflict (stream, partition_id) do update
+           set run_id = excluded.run_id, claimed_at = excluded.claimed_at, done_at = null
+           where l.run_id = excluded.run_id
+              or (l.done_at is not null
+                  and l.done_at < (select started_at from avalake.runs where run_id = excluded.run_id))
+              or (l.done_at is null and not ${isLive('l.run_id')})
+         returning 1`,
+        [stream, id, run],
+      );
+      if (claimed.rowCount === 1) return 'claimed';
+      const { rows } = await pool.query<{ done: boolean }>(
+        'select done_at is not null as done from avalake.leases where stream = $1 and partition_id = $2',
+        [stream, id],
+      );
+      return rows[0]?.done ? 'done' : 'held';
+    },
+
+    async finish(stream, partition, outcome) {
+      await pool.query(
+        outcome === 'done'
+          ? 'update avalake.leases set done_at = clock_timestamp() where stream = $1 and partition_id = $2 and run_id = $3'
+          : 'delete from avalake.leases where stream = $1 and partition_id = $2 and run_id = $3',
+        [stream, partitionId(partition), requireRun()],
+      );
+    },
+
+    async close() {
+      if (heartbeat) clearInterval(heartbeat);
+      // Gone at once rather than after the lease time: its unfinished partitions are free to take.
+      if (runId)
+        await pool.query('delete from avalake.runs where run_id = $1', [runId]).catch(() => undefined);
+    },
+  };
+}

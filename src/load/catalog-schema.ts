@@ -1,0 +1,74 @@
+import type pg from 'pg';
+
+/**
+ * The catalog's tables, in schema `avalake` (catalog.ts says what each holds). Created on first use;
+ * concurrent workers starting together serialize on one advisory lock instead of racing on the DDL.
+ */
+export const SCHEMA_LOCK = 0x61766c6b; // "avlk": serializes the first-time schema creation of concurrent workers
+
+export const DDL = `
+create schema if not exists avalake;
+create sequence if not exists avalake.seq;
+create table if not exists avalake.runs (
+  run_id text primary key,
+  host text not null,
+  pid integer not null,
+  started_at timestamptz not null default clock_timestamp(),
+  heartbeat_at timestamptz not null default clock_timestamp()
+);
+create table if not exists avalake.seqs (
+  seq bigint primary key,
+  stream text not null,
+  run_id text not null
+);
+create table if not exists avalake.commits (
+  commit_id bigserial primary key,
+  stream text not null,
+  seq bigint not null,
+  partition_id text,
+  record jsonb not null,
+  unique (stream, seq)
+);
+create index if not exists commits_by_partition on avalake.commits (stream, partition_id, commit_id);
+create table if not exists avalake.heads (
+  stream text not null,
+  partition_id text not null,
+  seq bigint not null,
+  primary key (stream, partition_id)
+);
+create table if not exists avalake.states (
+  stream text primary key,
+  through_commit bigint not null,
+  state jsonb not null
+);
+create table if not exists avalake.allowances (
+  origin text primary key,
+  lim integer not null,
+  remaining integer not null,
+  reset_at timestamptz not null,
+  window_seconds integer not null
+);
+create table if not exists avalake.leases (
+  stream text not null,
+  partition_id text not null,
+  run_id text not null,
+  claimed_at timestamptz not null,
+  done_at timestamptz,
+  primary key (stream, partition_id)
+);
+`;
+
+export async function createSchema(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('select pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+    await client.query(DDL);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
