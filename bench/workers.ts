@@ -100,7 +100,10 @@ async function rateRun(emulator: Emulator, catalog: string, shared: boolean, sta
         const alone = (request: FetchRequest) => {
           const origin = new URL(request.url).origin;
           let budget = local.get(origin);
-          if (!budget) local.set(origin, (budget = createRateBudget({ host: origin })));
+          if (!budget) {
+            budget = createRateBudget({ host: origin });
+            local.set(origin, budget);
+          }
           return inner({ ...request, ...(request.budget ? { budget } : {}) });
         };
         try {
