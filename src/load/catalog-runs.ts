@@ -34,18 +34,18 @@ export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
     if (!runId) throw new Error('the catalog has no registered run');
     return runId;
   };
+  // Judged by each run's own lease: a worker started with a short one is gone sooner, whoever asks.
   const isLive = (runIdSql: string) =>
-    `exists (select 1 from avalake.runs r where r.run_id = ${runIdSql} and r.heartbeat_at >= clock_timestamp() - make_interval(secs => ${Number(leaseSeconds)}))`;
+    `exists (select 1 from avalake.runs r where r.run_id = ${runIdSql} and r.heartbeat_at >= clock_timestamp() - make_interval(secs => r.lease_seconds))`;
   return {
     runId: requireRun,
     isLive,
     async register(id) {
       runId = id;
-      await pool.query('insert into avalake.runs (run_id, host, pid) values ($1, $2, $3)', [
-        id,
-        hostname(),
-        process.pid,
-      ]);
+      await pool.query(
+        'insert into avalake.runs (run_id, host, pid, lease_seconds) values ($1, $2, $3, $4)',
+        [id, hostname(), process.pid, leaseSeconds],
+      );
       heartbeat = setInterval(
         () => {
           pool

@@ -13,6 +13,8 @@ create table if not exists avalake.runs (
   run_id text primary key,
   host text not null,
   pid integer not null,
+  -- How long the run may go without a heartbeat before others take it for gone: its own promise.
+  lease_seconds integer not null,
   started_at timestamptz not null default clock_timestamp(),
   heartbeat_at timestamptz not null default clock_timestamp()
 );
