@@ -1,8 +1,13 @@
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, DuckDBTimestampTZValue } from '@duckdb/node-api';
+
+// The client prints TIMESTAMPTZ values with the machine's offset unless told otherwise: UTC, as the
+// session below computes (so `sql`, CSV exports and the report read the same under any TZ).
+DuckDBTimestampTZValue.timezoneOffsetInMinutes = 0;
 
 /**
  * Opens a DuckDB database with extension downloads off (parquet and json are built in; nothing may be
- * fetched from the network) and runs `work` on one connection, closing both whatever happens.
+ * fetched from the network) and its time zone UTC, and runs `work` on one connection, closing both
+ * whatever happens.
  */
 export async function withDuckDB<T>(
   path: string,
@@ -16,6 +21,8 @@ export async function withDuckDB<T>(
   });
   const connection = await instance.connect();
   try {
+    // Times print, cast and export in UTC whatever the machine's TZ: the same query, the same answer.
+    await connection.run(`set TimeZone = 'UTC'`);
     return await work(connection);
   } finally {
     connection.closeSync();

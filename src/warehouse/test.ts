@@ -117,9 +117,8 @@ export async function runWarehouseTests(options: TestOptions): Promise<TestRepor
   const sqlTests = loadSqlTests(options.testsDir ?? DEFAULT_TESTS_DIR);
   const outcomes: TestOutcome[] = [];
 
+  // Day boundaries in the tests are UTC days, whatever the machine's zone (withDuckDB sets it).
   await withWarehouse(options.dataDir, async (db) => {
-    // Day boundaries in the tests are UTC days, whatever the machine's zone.
-    await db.run(`set TimeZone = 'UTC'`);
     const present = await warehouseObjects(db);
     for (const model of models.filter((m) => selected.has(m.name)))
       for (const check of modelChecks(model)) {

@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
+
+let emulator: Emulator;
+let dataDir: string;
+beforeAll(async () => {
+  emulator = await startEmulator();
+  const w = coreWorkspace(emulator);
+  dataDir = w.dataDir;
+  expect((await extractOnce(w.pipelinePath, dataDir)).status).toBe('ok');
+  await buildWarehouse({ dataDir });
+}, 120_000);
+afterAll(() => emulator.close());
+
+/** A command as a process under a given TZ: its stdout (the exit code must be 0). */
+function cli(tz: string, args: string[]) {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
+      env: { ...process.env, TZ: tz, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`)),
+    );
+  });
+}
+
+it('prints and exports times in UTC whatever TZ is: the same output under Asia/Tokyo and America/Los_Angeles', async () => {
+  const query =
+    "select ended_at, ended_at::varchar as text, date_trunc('day', ended_at) as day, ended_at::date as date from stg_rewards order by utxo_id limit 3";
+  const outputs: Record<string, string[]> = {};
+  for (const tz of ['UTC', 'Asia/Tokyo', 'America/Los_Angeles']) {
+    const out = join(dataDir, `stg_rewards-${tz.replace('/', '_')}.csv`);
+    outputs[tz] = [
+      await cli(tz, ['sql', query, '--data-dir', dataDir]),
+      await cli(tz, ['sql', query, '--data-dir', dataDir, '--format', 'json']),
+      await cli(tz, ['sql', query, '--data-dir', dataDir, '--format', 'csv']),
+      (await cli(tz, ['export', 'stg_rewards', '--format', 'csv', '--out', out, '--data-dir', dataDir])) &&
+        readFileSync(out, 'utf8'),
+    ];
+  }
+  expect(outputs['Asia/Tokyo']).toEqual(outputs.UTC);
+  expect(outputs['America/Los_Angeles']).toEqual(outputs.UTC);
+  // And UTC it is: every time ends in +00, and the day is the UTC day of the time.
+  const rows = JSON.parse(outputs.UTC?.[1] ?? '[]') as Record<string, string>[];
+  expect(rows).toHaveLength(3);
+  for (const row of rows) {
+    expect(row.ended_at).toMatch(/\+00$/);
+    expect(row.day).toBe(`${row.date} 00:00:00+00`);
+    expect(row.text).toBe(row.ended_at);
+  }
+}, 120_000);
