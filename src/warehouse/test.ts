@@ -73,7 +73,10 @@ export interface SqlTest {
   name: string;
   path: string;
   description: string;
-  /** `-- requires: model, …`: models it needs; when one is not in the warehouse the test is skipped. */
+  /**
+   * `-- requires: model, …`: models it needs beyond those its SQL names (which count too); when one is
+   * not in the warehouse the test is skipped.
+   */
   requires: string[];
   sql: string;
 }
@@ -139,7 +142,8 @@ export async function runWarehouseTests(options: TestOptions): Promise<TestRepor
       const reads = new Set([...identifiersOf(test.sql).filter((i) => modelNames.has(i)), ...test.requires]);
       if (options.select !== undefined && ![...reads].some((r) => selected.has(r))) continue;
       const base = { name: test.name, kind: 'sql' as const, subject: test.path };
-      const missing = test.requires.filter((r) => !present.has(r));
+      // What the test reads counts as required too: a model missing from `requires` skips, not errors.
+      const missing = [...reads].filter((r) => !present.has(r));
       if (missing.length > 0) {
         outcomes.push({
           ...base,

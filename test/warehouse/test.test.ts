@@ -189,4 +189,16 @@ describe('avalake test', () => {
     expect(broken?.status).toBe('error');
     expect(broken?.message).toContain('reward_type');
   });
+
+  it('a SQL test reading a model the pipeline does not produce is skipped with its reason, not an error', async () => {
+    // As if the pipeline named no validators: reconcile_validator_stake reads stg_validator_delegators
+    // without listing it under `requires`; what the test reads is enough to know it cannot run.
+    const dir = await tampered(['drop table stg_validator_delegators']);
+    const { code, out } = await run({ dataDir: dir, select: CLEAN });
+    expect(code).toBe(0);
+    expect(out).toMatch(
+      /^SKIP\s+reconcile_validator_stake: needs stg_validator_delegators, not in the warehouse/m,
+    );
+    expect(out).not.toMatch(/^ERROR/m);
+  });
 });
