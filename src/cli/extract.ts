@@ -1,5 +1,6 @@
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
+import { redactor } from '../extract/log.ts';
 import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
 import { CatalogUnavailableError, LakeCorruptError, LockHeldError } from '../load/index.ts';
@@ -143,8 +144,7 @@ export function outputOf(
   });
 }
 
-export const redactorOf = (config: ExtractConfig) => (text: string) =>
-  config.apiKey ? text.split(config.apiKey).join('[redacted]') : text;
+export const redactorOf = (config: ExtractConfig) => redactor(config.apiKey ? [config.apiKey] : []);
 
 /** One extract run of a resolved configuration: its exit code, and its summary when it ran. */
 export async function extractWith(

@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   CatalogUnavailableError,
   LakeCorruptError,
   type LockHolder,
+  lakePaths,
   readLakeState,
   readLockHolder,
 } from '../load/index.ts';
@@ -17,7 +17,7 @@ interface StatusArgs {
 }
 
 /** Where one partition stands, from its commit log alone. */
-export interface PartitionStatus {
+export interface PartitionStanding {
   stream: string;
   partition: Readonly<Record<string, string>>;
   commits: number;
@@ -40,7 +40,7 @@ export interface LakeStatus {
   extracted: boolean;
   /** The lock file's holder: a run in progress (or a stale lock the next run will take over). */
   lockedBy: LockHolder | null;
-  partitions: PartitionStatus[];
+  partitions: PartitionStanding[];
 }
 
 /**
@@ -48,7 +48,7 @@ export interface LakeStatus {
  * so this is safe while an extract runs; it only ever reads.
  */
 export async function readStatus(dataDir: string, now = Date.now(), catalog?: string): Promise<LakeStatus> {
-  const partitions: PartitionStatus[] = [];
+  const partitions: PartitionStanding[] = [];
   for (const [stream, state] of await readLakeState(dataDir, catalog)) {
     for (const p of state.partitions.values()) {
       partitions.push({
@@ -77,7 +77,7 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
   return {
     dataDir,
     extracted: partitions.length > 0,
-    lockedBy: (await readLockHolder(join(dataDir, 'avalake.lock'))) ?? null,
+    lockedBy: (await readLockHolder(lakePaths(dataDir).lockFile)) ?? null,
     partitions,
   };
 }

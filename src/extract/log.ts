@@ -12,11 +12,16 @@ export interface LoggerOptions {
   write?: (line: string) => void;
 }
 
+/** Replaces every occurrence of the secrets (the API key) in a text; empty ones are ignored. */
+export function redactor(secrets: readonly string[] = []): (text: string) => string {
+  const masked = secrets.filter((s) => s.length > 0);
+  return (text) => masked.reduce((t, s) => t.split(s).join('[redacted]'), text);
+}
+
 /** One line per event on stderr, JSON for machines or `level msg key=value` for people; secrets masked. */
 export function createLogger(options: LoggerOptions): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const secrets = (options.secrets ?? []).filter((s) => s.length > 0);
-  const redact = (text: string) => secrets.reduce((t, s) => t.split(s).join('[redacted]'), text);
+  const redact = redactor(options.secrets);
   return (event) => {
     const level = event.level ?? 'info';
     if (options.quiet && (level === 'info' || level === 'debug')) return;

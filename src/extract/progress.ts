@@ -1,4 +1,4 @@
-import { createLogger, type Logger, type LoggerOptions } from './log.ts';
+import { createLogger, type Logger, type LoggerOptions, redactor } from './log.ts';
 import type { StreamDefinition } from './stream.ts';
 
 /** What a run reports as it goes: the live display draws it on a terminal; elsewhere it becomes log lines. */
@@ -344,8 +344,7 @@ export interface RunOutput {
 export function createRunOutput(
   options: LoggerOptions & { live: boolean; columns?: () => number; writeRaw?: (text: string) => void },
 ): RunOutput {
-  const secrets = (options.secrets ?? []).filter((s) => s.length > 0);
-  const redact = (text: string) => secrets.reduce((t, s) => t.split(s).join('[redacted]'), text);
+  const redact = redactor(options.secrets);
   if (options.live && options.format === 'pretty' && !options.quiet) {
     const raw = options.writeRaw ?? ((text: string) => process.stderr.write(text));
     const display = createLiveDisplay({

@@ -16,7 +16,7 @@ export { fsyncFile } from './durable.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export { type Lake, type OpenLakeOptions, openLake, readLakeState } from './lake.ts';
-export { FOLDER_KEYS, type Partition, partitionId } from './layout.ts';
+export { FOLDER_KEYS, lakePaths, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,
   type DataDirLock,
