@@ -143,6 +143,8 @@ export const CORE_STREAMS = [
   'icm_messages',
   'validators',
 ];
+/** What every mart reads: the core streams, and current_supply for the staking ratio. */
+export const MART_STREAMS = [...CORE_STREAMS, 'current_supply'];
 /** Totals in a stable order, for deep equality. */
 export const sorted = (t: Totals) =>
   Object.fromEntries(

@@ -11,7 +11,7 @@ import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { type Browser, findChromium, launchChromium, type Page } from '../helpers/chromium.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { CORE_STREAMS } from '../helpers/truth.ts';
+import { MART_STREAMS } from '../helpers/truth.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
 
 const DAY = 86_400;
@@ -58,7 +58,7 @@ describe.skipIf(!chromium)('avalake report, rendered in headless Chromium', () =
         if (run > 0) emulator.advance(DAY);
         vi.setSystemTime(Math.floor(emulator.clock.now()) * 1000);
         const summary = await extractOnce(workspace.pipelinePath, workspace.dataDir, {
-          streams: CORE_STREAMS.join(','),
+          streams: MART_STREAMS.join(','),
         });
         expect(summary.status).toBe('ok');
       }

@@ -7,7 +7,7 @@ import { buildWarehouse, DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts
 import { loadModels } from '../../src/warehouse/models.ts';
 import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { CORE_STREAMS } from '../helpers/truth.ts';
+import { MART_STREAMS } from '../helpers/truth.ts';
 import { queryWarehouse, scaled, utcDay } from '../helpers/warehouse.ts';
 
 const DAY = 86_400;
@@ -38,7 +38,7 @@ describe('marts against the emulator truth', () => {
         now = Math.floor(emulator.clock.now());
         vi.setSystemTime(now * 1000);
         const summary = await extractOnce(workspace.pipelinePath, workspace.dataDir, {
-          streams: CORE_STREAMS.join(','),
+          streams: MART_STREAMS.join(','),
         });
         expect(summary.status).toBe('ok');
         snapshotTimes.push(now);
@@ -128,7 +128,7 @@ describe('marts against the emulator truth', () => {
     expect(got).toEqual(want);
   });
 
-  it('stake_distribution_daily: total stake, counts and Nakamoto coefficient of each day', async () => {
+  it('stake_distribution_daily: total stake, counts, Nakamoto coefficient and staking ratio of each day', async () => {
     const want = snapshotTimes.map((t) => {
       const stakes = primary()
         .validators(t)
@@ -138,6 +138,9 @@ describe('marts against the emulator truth', () => {
           return { own: v.amount, delegated, total: v.amount + delegated, delegators: delegations.length };
         });
       const total = stakes.reduce((s, x) => s + x.total, 0n);
+      // What platform.getCurrentSupply answers at t: the newest block's supply.
+      const supply = (primary().block(primary().blockCount(t) - 1, t) as { supply: bigint }).supply;
+      const ratio = (total * 10n ** 18n) / supply;
       const byStake = stakes.map((s) => s.total).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
       let nakamoto = 0;
       for (let cumulative = 0n; cumulative * 3n <= total; nakamoto++) cumulative += byStake[nakamoto] ?? 0n;
@@ -150,6 +153,8 @@ describe('marts against the emulator truth', () => {
         delegators: stakes.reduce((s, x) => s + x.delegators, 0),
         nakamoto,
         largest: String(byStake[0]),
+        supply: String(supply),
+        ratio: `0.${String(ratio).padStart(18, '0')}`,
       };
     });
     const rows = await q('select * from stake_distribution_daily order by snapshot_day');
@@ -163,8 +168,11 @@ describe('marts against the emulator truth', () => {
         delegators: Number(r.count_delegators),
         nakamoto: Number(r.nakamoto_coefficient),
         largest: String(r.largest_stake_navax),
+        supply: String(r.supply_navax),
+        ratio: String(r.staking_ratio),
       })),
     ).toEqual(want);
+    expect(want.every((d) => Number(d.ratio) > 0 && Number(d.ratio) < 1)).toBe(true);
     expect(want.every((d) => d.nakamoto > 1 && d.validators > d.nakamoto)).toBe(true);
   });
 

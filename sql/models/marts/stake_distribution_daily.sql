@@ -11,9 +11,16 @@
 -- column: count_delegators: current delegations to them
 -- column: nakamoto_coefficient: the smallest number of validators whose combined stake (own plus delegated) exceeds one third of total_stake_navax
 -- column: largest_stake_navax: the stake (own plus delegated) of the largest validator
--- column: staking_ratio: total_stake_navax over the supply; null, as no staging model carries a supply yet (the validators snapshot has none)
+-- column: supply_navax: the primary network's supply (platform.getCurrentSupply's upper bound) read at or before snapshot_at, in nAVAX; null when none was read
+-- column: staking_ratio: total_stake_navax over supply_navax, exact to 18 decimals (rounded down); null without a supply
 with validators as (
     select * from stg_validators
+    where subnet = 'primary'
+),
+
+supply as (
+    select network, snapshot_at, supply_navax
+    from stg_current_supply
     where subnet = 'primary'
 ),
 
@@ -63,10 +70,25 @@ final as (
         count(*) as count_validators,
         sum(count_delegators) as count_delegators,
         min(stake_rank) filter (where cumulative_stake_navax * 3 > day_stake_navax) as nakamoto_coefficient,
-        max(stake_navax) as largest_stake_navax,
-        cast(null as decimal(38, 18)) as staking_ratio
+        max(stake_navax) as largest_stake_navax
     from ranked
     group by network, snapshot_day
+),
+
+-- The newest supply read at or before the day's snapshot (a run reads both at once). The ratio is
+-- computed in integers and scaled, so it is exact: DuckDB divides DECIMALs as DOUBLEs.
+with_supply as (
+    select
+        final.*,
+        supply.supply_navax,
+        cast(
+            cast(final.total_stake_navax as hugeint) * 1000000000000000000
+            // cast(supply.supply_navax as hugeint) as decimal(38, 0)
+        ) * 0.000000000000000001 as staking_ratio
+    from final
+    asof left join supply
+        on final.network = supply.network
+        and final.snapshot_at >= supply.snapshot_at
 )
 
-select * from final
+select * from with_supply
