@@ -1,5 +1,5 @@
 -- description: Validators as a history: one row per version of a validator's state, valid from the snapshot it was first seen in that state until the snapshot it was gone or changed.
--- unique: subnet, node_id, valid_from
+-- unique: network, subnet, node_id, valid_from
 -- not_null: network, weight, started_at, first_seen_at, last_seen_at, count_snapshots, is_current
 -- column: network: mainnet or fuji
 -- column: subnet: primary, or the subnet id
@@ -43,18 +43,20 @@ observed as (
     select
         validators.*,
         snapshots.snapshot_seq,
-        md5(concat_ws('|',
-            validators.tx_id,
-            validators.validation_id,
-            cast(validators.started_at as varchar),
-            cast(validators.ends_at as varchar),
-            cast(validators.weight as varchar),
-            cast(validators.delegator_weight_navax as varchar),
-            cast(validators.delegator_count as varchar),
-            cast(validators.potential_reward_navax as varchar),
-            cast(validators.delegation_fee_percent as varchar),
-            validators.bls_public_key
-        )) as state_hash
+        -- As JSON: a null stays null in its own place (concat_ws skipped nulls, so a tx_id and a
+        -- validation_id swapping places hashed the same).
+        md5(cast(to_json({
+            'tx_id': validators.tx_id,
+            'validation_id': validators.validation_id,
+            'started_at': validators.started_at,
+            'ends_at': validators.ends_at,
+            'weight': validators.weight,
+            'delegator_weight_navax': validators.delegator_weight_navax,
+            'delegator_count': validators.delegator_count,
+            'potential_reward_navax': validators.potential_reward_navax,
+            'delegation_fee_percent': validators.delegation_fee_percent,
+            'bls_public_key': validators.bls_public_key
+        }) as varchar)) as state_hash
     from validators
     inner join snapshots
         on validators.network = snapshots.network

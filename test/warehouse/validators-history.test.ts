@@ -1,0 +1,90 @@
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { queryWarehouse } from '../helpers/warehouse.ts';
+
+/**
+ * validators_history over a hand-written stg_validators (no lake): each version of a validator's state
+ * is a row, whatever its nulls, and a validator that leaves and returns starts a new version.
+ */
+const SNAPSHOTS = ['2026-11-01 00:00:00+00', '2026-11-02 00:00:00+00', '2026-11-03 00:00:00+00'];
+
+function row(snapshot: number, nodeId: string, txId: string | null, validationId: string | null) {
+  const text = (v: string | null) => (v === null ? 'null' : `'${v}'`);
+  return `('fuji', 'primary', '${nodeId}', timestamptz '${SNAPSHOTS[snapshot]}', ${text(txId)}, ${text(validationId)},
+    timestamptz '2026-10-01 00:00:00+00', timestamptz '2026-12-01 00:00:00+00', 2000000000000::decimal(38, 0),
+    0::decimal(38, 0), 0, 100::decimal(38, 0), 2.0, null)`;
+}
+
+it('validators_history: a state differing only in where a null sits is a new version; leaving and returning is too', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'avalake-history-'));
+  const models = join(dir, 'models');
+  mkdirSync(join(models, 'staging'), { recursive: true });
+  mkdirSync(join(models, 'marts'));
+  copyFileSync('sql/models/marts/validators_history.sql', join(models, 'marts', 'validators_history.sql'));
+  const rows = [
+    // A: the same value moves from tx_id to validation_id (the old concat_ws hash saw no change).
+    row(0, 'NodeID-A', 'X', null),
+    row(1, 'NodeID-A', null, 'X'),
+    row(2, 'NodeID-A', null, 'X'),
+    // B: present, gone, back in the same state.
+    row(0, 'NodeID-B', 'T', null),
+    row(2, 'NodeID-B', 'T', null),
+  ];
+  writeFileSync(
+    join(models, 'staging', 'stg_validators.sql'),
+    `-- description: hand-written validators snapshots
+select * from (values ${rows.join(',\n')}) as t(network, subnet, node_id, snapshot_at, tx_id, validation_id,
+  started_at, ends_at, weight, delegator_weight_navax, delegator_count, potential_reward_navax,
+  delegation_fee_percent, bls_public_key)`,
+  );
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir);
+  await buildWarehouse({ dataDir, modelsDir: models });
+  const history = await queryWarehouse(
+    dataDir,
+    `select node_id, tx_id, validation_id, strftime(valid_from, '%d') as valid_from,
+            strftime(valid_to, '%d') as valid_to, is_current, count_snapshots
+     from validators_history order by node_id, valid_from`,
+  );
+  expect(history).toEqual([
+    {
+      node_id: 'NodeID-A',
+      tx_id: 'X',
+      validation_id: null,
+      valid_from: '01',
+      valid_to: '02',
+      is_current: false,
+      count_snapshots: '1',
+    },
+    {
+      node_id: 'NodeID-A',
+      tx_id: null,
+      validation_id: 'X',
+      valid_from: '02',
+      valid_to: null,
+      is_current: true,
+      count_snapshots: '2',
+    },
+    {
+      node_id: 'NodeID-B',
+      tx_id: 'T',
+      validation_id: null,
+      valid_from: '01',
+      valid_to: '02',
+      is_current: false,
+      count_snapshots: '1',
+    },
+    {
+      node_id: 'NodeID-B',
+      tx_id: 'T',
+      validation_id: null,
+      valid_from: '03',
+      valid_to: null,
+      is_current: true,
+      count_snapshots: '1',
+    },
+  ]);
+});
