@@ -338,7 +338,7 @@ describe('marts against the emulator truth', () => {
     expect(String(b?.sent)).toBe(String(m?.sent));
   });
 
-  it('every mart: its key unique and not null, its not_null and enum columns hold, every column documented', async () => {
+  it('every mart: its key unique and not null, exact types for amounts and durations, its not_null and enum columns hold, every column documented', async () => {
     const marts = loadModels(DEFAULT_MODELS_DIR).filter((m) => m.layer === 'marts');
     expect(marts.map((m) => m.name).sort()).toEqual(
       expect.arrayContaining([
@@ -369,7 +369,14 @@ describe('marts against the emulator truth', () => {
         const [bad] = await q(`select count(*) as n from ${m.name} where ${column} not in (${list})`);
         expect(Number(bad?.n), `${m.name}.${column} within ${list}`).toBe(0);
       }
-      const columns = (await q(`describe ${m.name}`)).map((c) => c.column_name);
+      const described = await q(`describe ${m.name}`);
+      const columns = described.map((c) => c.column_name);
+      // Amounts, money and durations are exact: a DOUBLE there would round what an analyst sums.
+      const inexact = described
+        .filter((c) => /(_navax|_amount|_usd|_seconds)$/.test(String(c.column_name)))
+        .filter((c) => /DOUBLE|FLOAT|REAL/.test(String(c.column_type)))
+        .map((c) => c.column_name);
+      expect(inexact, `${m.name}: exact types for amounts and durations`).toEqual([]);
       expect(
         m.columns.map((c) => c.name),
         `${m.name} documents every column, in order`,

@@ -56,8 +56,9 @@ final as (
         delegators.ended_at,
         delegators.delegation_status,
         delegators.extracted_at as status_observed_at,
-        epoch(delegators.started_at) - epoch(staking_transactions.block_timestamp) as lead_seconds,
-        epoch(delegators.ended_at) - epoch(delegators.started_at) as staking_seconds,
+        -- Whole seconds as BIGINT (epoch() is a DOUBLE).
+        (epoch_ms(delegators.started_at) - epoch_ms(staking_transactions.block_timestamp)) // 1000 as lead_seconds,
+        (epoch_ms(delegators.ended_at) - epoch_ms(delegators.started_at)) // 1000 as staking_seconds,
         case when delegators.delegation_status = 'completed' then delegators.gross_reward_navax end
             as gross_reward_navax,
         case when delegators.delegation_status = 'completed' then delegators.net_reward_navax end
