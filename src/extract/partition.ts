@@ -160,7 +160,10 @@ export async function extractPartition(work: PartitionWork) {
       });
       if (step.checkpoint === undefined) continue;
       lastCheckpoint = step.checkpoint;
-      const due = flush.rows >= limits.rows || (Date.now() - flushStarted) / 1000 >= limits.seconds;
+      const due =
+        flush.rows >= limits.rows ||
+        flush.bytes >= limits.bytes ||
+        (Date.now() - flushStarted) / 1000 >= limits.seconds;
       if (due && !work.signal.aborted) {
         await commit();
         flush = lake.begin({ stream: stream.name, partition, schema });

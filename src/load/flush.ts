@@ -42,6 +42,8 @@ export interface Flush {
   readonly rows: number;
   /** Rejects so far (records whose values did not fit their columns, and those passed to `reject`). */
   readonly rejected: number;
+  /** Bytes so far: the Parquet files staged, and what is buffered for the next (in memory, uncompressed). */
+  readonly bytes: number;
   /**
    * Appends records (already checked by the stream's zod schema). A value that does not fit its column
    * turns its record into a reject instead of failing the flush.
@@ -99,6 +101,7 @@ export function createFlush(args: FlushArgs): Flush {
   let state: 'open' | 'busy' | 'failed' | 'done' = 'open';
   let rows = 0;
   let rejected = 0;
+  let stagedBytes = 0;
   let stagingReady = false;
 
   const lineage = (extractedAt: number | Date | undefined) => ({
@@ -123,6 +126,7 @@ export function createFlush(args: FlushArgs): Flush {
       table: table.name,
       ...written,
     });
+    stagedBytes += written.bytes;
   };
 
   // Synchronous, so the per-record path awaits only when a file is actually cut.
@@ -178,6 +182,9 @@ export function createFlush(args: FlushArgs): Flush {
     },
     get rejected() {
       return rejected;
+    },
+    get bytes() {
+      return stagedBytes + data.builder.byteLength() + rejects.builder.byteLength();
     },
 
     append: (records, extractedAt) =>
