@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { appendFile, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -16,25 +16,41 @@ const run = promisify(execFile);
  * (the server refuses root), through `runuser`. `.ci/run` installs the package on a fresh machine.
  */
 export interface TestPostgres {
-  /** The `postgres` database of the cluster, as its superuser `postgres`. */
+  /** The `avalake` database of the cluster, as its superuser `postgres`. */
   url: string;
+  /** Stops the server at once (`pg_ctl stop -m immediate`) and removes its directory. */
   stop(): Promise<void>;
 }
 
-/** The directory of initdb and pg_ctl: on PATH, else the newest of /usr/lib/postgresql/<v>/bin. */
-function binDir(): string {
-  for (const dir of (process.env.PATH ?? '').split(':'))
-    if (dir && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) return dir;
+const INSTALL_HINT = 'install Debian\'s PostgreSQL: apt-get install postgresql (".ci/run" does this)';
+
+/**
+ * The directory of initdb and pg_ctl: initdb on PATH (symlinks resolved, so Debian's real bin directory),
+ * else the newest of /usr/lib/postgresql/<version>/bin; undefined when there is none.
+ */
+function findBinDir(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const initdb = dir && join(dir, 'initdb');
+    if (initdb && existsSync(initdb)) return dirname(realpathSync(initdb));
+  }
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root)
-    ? readdirSync(root)
-        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (versions[0]) return join(root, versions[0], 'bin');
-  throw new Error(
-    'PostgreSQL is not installed (no initdb on PATH or under /usr/lib/postgresql): apt-get install postgresql',
-  );
+  if (!existsSync(root)) return undefined;
+  const [newest] = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a));
+  return newest === undefined ? undefined : join(root, newest, 'bin');
+}
+
+/** True when a PostgreSQL server can be started here (initdb is on PATH or under /usr/lib/postgresql). */
+export function postgresAvailable(): boolean {
+  return findBinDir() !== undefined;
+}
+
+function binary(bin: string, name: string): string {
+  const path = join(bin, name);
+  if (!existsSync(path))
+    throw new Error(`PostgreSQL's ${name} is missing (looked for ${path}): ${INSTALL_HINT}`);
+  return path;
 }
 
 function freePort(): Promise<number> {
@@ -48,31 +64,104 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
-  const bin = binDir();
-  const dir = await mkdtemp(join(tmpdir(), 'avalake-pg-'));
-  const asRoot = process.getuid?.() === 0;
-  const as = async (command: string, args: string[]) =>
-    asRoot
-      ? run('runuser', ['-u', 'postgres', '--', join(bin, command), ...args])
-      : run(join(bin, command), args);
-  if (asRoot) {
+/** runuser (util-linux) from PATH, else /usr/sbin or /sbin: a PATH without the sbin directories is common. */
+function findRunuser(): string {
+  const dirs = [...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/sbin', '/sbin'];
+  const found = dirs.map((dir) => join(dir, 'runuser')).find((path) => existsSync(path));
+  if (!found)
+    throw new Error(
+      'running as root needs runuser to start PostgreSQL as postgres: apt-get install util-linux',
+    );
+  return found;
+}
+
+/** The uid and gid of the `postgres` OS user (Debian's package creates it). */
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  try {
     const uid = Number((await run('id', ['-u', 'postgres'])).stdout.trim());
     const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim());
-    await chown(dir, uid, gid);
+    return { uid, gid };
+  } catch {
+    throw new Error(
+      `running as root, but there is no 'postgres' OS user to run the server as: ${INSTALL_HINT}`,
+    );
   }
+}
+
+/** A failed command's message with what it printed. */
+function failure(what: string, error: unknown): Error {
+  const e = error as { message?: string; stdout?: string; stderr?: string };
+  const output = [e.stderr, e.stdout]
+    .filter((s) => s?.trim())
+    .join('\n')
+    .trim();
+  return new Error(`${what} failed: ${output || e.message || String(error)}`);
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = findBinDir();
+  if (!bin)
+    throw new Error(
+      `PostgreSQL's initdb is not on PATH nor under /usr/lib/postgresql/*/bin: ${INSTALL_HINT}`,
+    );
+  const initdb = binary(bin, 'initdb');
+  const pgCtl = binary(bin, 'pg_ctl');
+  const asRoot = process.getuid?.() === 0;
+  const user = asRoot ? await postgresUser() : undefined;
+  const runuser = asRoot ? findRunuser() : 'runuser';
+
+  const dir = await mkdtemp(join(tmpdir(), 'avalake-pg-'));
   const data = join(dir, 'data');
-  const port = await freePort();
-  await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  await as('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    async stop() {
-      await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
-      await rm(dir, { recursive: true, force: true });
-    },
+  const log = join(dir, 'server.log');
+  // Run as the postgres user when root; from the temp dir, which that user can always enter.
+  const as = (command: string, args: string[]) =>
+    user
+      ? run(runuser, ['-u', 'postgres', '--', command, ...args], { cwd: dir })
+      : run(command, args, { cwd: dir });
+  const stop = async () => {
+    await as(pgCtl, ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
   };
+
+  try {
+    if (user) await chown(dir, user.uid, user.gid);
+    await as(initdb, ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']).catch((e) => {
+      throw failure('initdb', e);
+    });
+    const port = await freePort();
+    // Settings go in the config file (not pg_ctl -o, which pg_ctl hands to a shell). Root may append to
+    // the postgres user's file; it stays that user's.
+    const settings = {
+      listen_addresses: '127.0.0.1',
+      port: String(port),
+      unix_socket_directories: dir,
+      fsync: 'off',
+      synchronous_commit: 'off',
+      full_page_writes: 'off',
+    };
+    await appendFile(
+      join(data, 'postgresql.conf'),
+      `\n# avalake test server\n${Object.entries(settings)
+        .map(([k, v]) => `${k} = '${v.replaceAll("'", "''")}'\n`)
+        .join('')}`,
+    );
+    await as(pgCtl, ['-D', data, '-l', log, '-w', '-t', '60', 'start']).catch(async (e) => {
+      const serverLog = await readFile(log, 'utf8').catch(() => '');
+      throw new Error(`${failure('pg_ctl start', e).message}\nserver log:\n${serverLog}`);
+    });
+    const server = `postgres://postgres@127.0.0.1:${port}`;
+    const client = new pg.Client({ connectionString: `${server}/postgres` });
+    await client.connect();
+    try {
+      await client.query('create database avalake');
+    } finally {
+      await client.end();
+    }
+    return { url: `${server}/avalake`, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /** A new, empty database on the server: each test's catalog starts from nothing. */
