@@ -128,7 +128,8 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
           state = parsed;
         }
         const records = rows.map((r) => parseRecord(r.record, stream, r.seq));
-        loadedThrough.set(stream, Math.max(through, ...rows.map((r) => Number(r.commit_id))));
+        // Rows come in commit order: the last is the newest (a spread of every id could overflow the stack).
+        loadedThrough.set(stream, Math.max(through, Number(rows.at(-1)?.commit_id ?? 0)));
         seen.set(stream, new Set(records.map((r) => r.seq)));
         return { state, records };
       } catch (error) {
