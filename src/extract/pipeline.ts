@@ -19,6 +19,46 @@ const nodeId = z.string().regex(/^NodeID-[1-9A-HJ-NP-Za-km-z]{20,40}$/, 'a node 
 const cb58Id = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{40,60}$/, 'a cb58 id such as a subnet or blockchain id');
+/**
+ * The Data API's PrimaryNetworkTxType values (reference/enums.json, `componentEnums`), in its order:
+ * what the transaction listings' `txTypes` takes. test/extract/filters.test.ts holds the list to the file.
+ */
+export const PRIMARY_NETWORK_TX_TYPES = [
+  'AddValidatorTx',
+  'AddSubnetValidatorTx',
+  'AddDelegatorTx',
+  'CreateChainTx',
+  'CreateSubnetTx',
+  'ImportTx',
+  'ExportTx',
+  'AdvanceTimeTx',
+  'RewardValidatorTx',
+  'RemoveSubnetValidatorTx',
+  'TransformSubnetTx',
+  'AddPermissionlessValidatorTx',
+  'AddPermissionlessDelegatorTx',
+  'BaseTx',
+  'TransferSubnetOwnershipTx',
+  'ConvertSubnetToL1Tx',
+  'RegisterL1ValidatorTx',
+  'SetL1ValidatorWeightTx',
+  'DisableL1ValidatorTx',
+  'IncreaseL1ValidatorBalanceTx',
+  'UNKNOWN',
+  'CreateAssetTx',
+  'OperationTx',
+] as const;
+export type PrimaryNetworkTxType = (typeof PRIMARY_NETWORK_TX_TYPES)[number];
+
+const txType = z.enum(PRIMARY_NETWORK_TX_TYPES, {
+  error: `a transaction type (PrimaryNetworkTxType): one of ${PRIMARY_NETWORK_TX_TYPES.join(', ')}`,
+});
+const l1ValidationId = z
+  .string()
+  .regex(
+    /^[1-9A-HJ-NP-Za-km-z]{40,60}$/,
+    "an L1 validation id (cb58), as a transaction's l1ValidatorDetails.validationId gives it",
+  );
 const historyBound = z.union([z.iso.date(), z.string().regex(/^\d+d$/)], {
   error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
 });
@@ -60,10 +100,33 @@ export const PipelineSchema = z
         nodeIds: z.array(nodeId).default([]).describe('Validators: rewards, delegators, proposed blocks'),
         subnets: z.array(cb58Id).default([]).describe('Subnets whose validators are snapshotted'),
         blockIds: z.array(cb58Id).default([]).describe('P-Chain block ids read with platform.getBlock'),
+        blockchains: z
+          .array(cb58Id)
+          .default([])
+          .describe(
+            'Blockchain ids whose status blockchain_status snapshots besides the P-, X- and C-Chain: the L1 chains platform.getBlockchains lists',
+          ),
+        l1ValidationIds: z
+          .array(l1ValidationId)
+          .default([])
+          .describe(
+            'L1 validation ids: p_chain_transactions reads the transactions of each (a partition each, without addresses)',
+          ),
+        txTypes: z
+          .array(txType)
+          .default([])
+          .describe(
+            'Transaction types p_chain_transactions reads, for its addresses and L1 validation ids; every type when empty. Changing it starts new partitions',
+          ),
         balancesAsOf: z.iso
           .date({ error: 'a date such as "2026-01-31"' })
           .optional()
           .describe('Also snapshot balances as of this UTC date (the balances blockTimestamp)'),
+      })
+      .refine((p) => p.txTypes.length === 0 || p.addresses.length > 0 || p.l1ValidationIds.length > 0, {
+        path: ['txTypes'],
+        error:
+          'addresses or l1ValidationIds beside it: txTypes narrows the P-Chain transactions of those, and there are none',
       })
       .prefault({}),
     evm: z

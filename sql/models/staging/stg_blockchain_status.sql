@@ -1,9 +1,9 @@
--- description: The node's status of each primary-network chain, one row per chain per snapshot.
+-- description: The node's status of the P-, X- and C-Chain and of each configured L1 chain (primary.blockchains), one row per chain per snapshot.
 -- unique: blockchain_id, snapshot_at
 -- incremental: true
 -- not_null: network, status
 -- accepted_values: status = Validating | Created | Preferred | Syncing | Unknown
--- column: blockchain_id: the P-, X- or C-Chain's blockchain id
+-- column: blockchain_id: the chain's blockchain id (the P-, X- or C-Chain's, or a configured L1 chain's)
 -- column: network: mainnet or fuji
 -- column: status: platform.getBlockchainStatus as the node gives it (Validating, Created, Preferred, Syncing, Unknown)
 -- column: snapshot_at: when avalake observed it (one time per run)

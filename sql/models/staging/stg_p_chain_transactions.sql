@@ -1,4 +1,4 @@
--- description: One row per P-Chain transaction of the configured addresses, every type.
+-- description: One row per P-Chain transaction of the configured addresses and L1 validation ids, of every type or of the configured ones (primary.txTypes).
 -- unique: tx_hash
 -- not_null: network, tx_type, block_timestamp, block_number, block_hash, tracked_addresses
 -- column: tx_hash: the transaction's id
@@ -37,9 +37,14 @@
 -- column: genesis_data: of a CreateChainTx: the created chain's genesis as JSON text
 -- column: consumed_utxos: the UTXOs it spent, as the API gives them
 -- column: emitted_utxos: the UTXOs it created, as the API gives them
--- column: tracked_addresses: the configured addresses whose listing holds the transaction
+-- column: tracked_addresses: the configured addresses whose listing holds the transaction (empty when only an L1 validation's does)
 -- column: extracted_at: when avalake read this version
 with source as (
+    -- Note: partitions read by L1 validation id carry no address, so a lake fed by those alone has
+    -- no address column: the empty first branch declares it.
+    select null::varchar as address
+    where false
+    union all by name
     select * from {{ lake('p_chain_transactions') }}
 ),
 
@@ -52,7 +57,10 @@ newest as (
 tracked as (
     select
         txHash,
-        list(distinct address order by address) as tracked_addresses
+        coalesce(
+            list(distinct address order by address) filter (where address is not null),
+            []
+        ) as tracked_addresses
     from source
     group by txHash
 ),

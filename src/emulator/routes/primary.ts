@@ -222,16 +222,19 @@ function listTransactions(ctx: RequestContext, staking: boolean) {
   for (const t of txTypes)
     if (!(TX_TYPES as readonly string[]).includes(t))
       throw badRequest(`txTypes must be a list of the following values: ${TX_TYPES.join(', ')}; got "${t}"`);
-  if (!staking && addresses.length === 0)
-    for (const name of ['txTypes', 'startTimestamp', 'endTimestamp'])
-      if (q.has(name))
-        throw badRequest(`${name} is only supported together with addresses; send addresses or drop ${name}`);
-  const { start, end } = timeRange(q);
   const l1ValidationId = staking ? undefined : q.string('l1ValidationId');
   if (l1ValidationId !== undefined && chain !== 'p')
     throw badRequest(
       `l1ValidationId applies to the P-Chain only; got blockchainId "${ctx.params.blockchainId}"`,
     );
+  // §4.1 rule 1; the OpenAPI document adds that an L1 validation's transactions take these filters too.
+  if (!staking && addresses.length === 0 && l1ValidationId === undefined)
+    for (const name of ['txTypes', 'startTimestamp', 'endTimestamp'])
+      if (q.has(name))
+        throw badRequest(
+          `${name} is only supported together with addresses or l1ValidationId; send one of them or drop ${name}`,
+        );
+  const { start, end } = timeRange(q);
   const pageSize = q.pageSize();
   const dir = direction(q);
   const now = ctx.now;

@@ -34,20 +34,24 @@ export const pChainBlockchains = defineStream({
 });
 
 /**
- * §4.20 `platform.getBlockchainStatus` of the primary network's P-, X- and C-Chain, one snapshot per
- * run and chain (the partition is the blockchain id).
- * Note: the L1 chains that `p_chain_blockchains` lists are not asked about: a partition needs its id
- * before the run, and the pipeline has no field for blockchain ids (see the README).
+ * §4.20 `platform.getBlockchainStatus` of every blockchain the pipeline names: the primary network's P-,
+ * X- and C-Chain always, and `primary.blockchains` (the L1 chains `p_chain_blockchains` lists), one
+ * snapshot per run and chain (the partition is the blockchain id).
+ * Note: a partition needs its id before the run, so the L1 chains come from the pipeline, not from this
+ * run's `platform.getBlockchains`; a chain the node does not know answers `Unknown`, which is recorded.
  */
 export const blockchainStatus = defineStream({
   name: 'blockchain_status',
   description:
-    "The node's status of each primary-network chain (Validating, Syncing, …), one snapshot per run",
+    "The node's status of each chain (Validating, Syncing, …): P, X, C and the configured L1 chains; one snapshot per run",
   strategy: 'snapshot',
   schema: z.object({ status: z.string() }),
   primaryKey: [],
   partitions: (p) =>
-    PRIMARY_BLOCKCHAINS[p.network].map((blockchainId) => ({ network: p.network, blockchainId })),
+    [...new Set([...PRIMARY_BLOCKCHAINS[p.network], ...p.primary.blockchains])].map((blockchainId) => ({
+      network: p.network,
+      blockchainId,
+    })),
   request: (_p, partition) => ({
     kind: 'rpc',
     method: 'platform.getBlockchainStatus',

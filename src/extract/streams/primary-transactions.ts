@@ -7,10 +7,10 @@ import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 const ROUTE = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
 
 /**
- * The request of §4.1 with addresses, oldest first from a cursor (inclusive). Every transaction type,
- * no `l1ValidationId`: the pipeline has no field to ask for fewer (see the README's stream table).
+ * The request of §4.1, oldest first from a cursor (inclusive): of one address, or (P-Chain) of one L1
+ * validation without addresses, which the OpenAPI document lets take `txTypes` and timestamps too.
  */
-const byAddress =
+const listing =
   (blockchainId: string) =>
   (
     p: Pipeline,
@@ -22,7 +22,10 @@ const byAddress =
     route: ROUTE,
     path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
     query: {
-      addresses: partition.address,
+      ...(partition.l1ValidationId !== undefined
+        ? { l1ValidationId: partition.l1ValidationId }
+        : { addresses: partition.address }),
+      txTypes: partition.txTypes,
       sortOrder: 'asc',
       startTimestamp: cursor ?? historyStart(p),
       endTimestamp: historyEnd(p),
@@ -30,20 +33,35 @@ const byAddress =
   });
 
 /**
- * §4.1 P-Chain transactions of each configured address, every type (transfers, staking, subnets and
- * L1s, atomic), oldest first from the last committed block time.
+ * A partition per address and per L1 validation id. The types asked for are a partition key (sorted,
+ * comma-separated, as sent): the checkpoint of one filter says nothing of another, so changing
+ * `primary.txTypes` starts new partitions, read from the pipeline's start, instead of skipping the
+ * history of a type just added.
+ */
+function pChainPartitions(p: Pipeline): Partition[] {
+  const types = [...new Set(p.primary.txTypes)].sort();
+  const filter: Record<string, string> = types.length > 0 ? { txTypes: types.join(',') } : {};
+  return [
+    ...p.primary.addresses.map((address) => ({ network: p.network, address, ...filter })),
+    ...p.primary.l1ValidationIds.map((l1ValidationId) => ({ network: p.network, l1ValidationId, ...filter })),
+  ];
+}
+
+/**
+ * §4.1 P-Chain transactions of each configured address and of each configured L1 validation (every
+ * type, or those of `primary.txTypes`), oldest first from the last committed block time.
  */
 export const pChainTransactions = defineStream({
   name: 'p_chain_transactions',
   description:
-    'P-Chain transactions of the configured addresses, every type, with their UTXOs and L1 details',
-  inputs: 'primary.addresses',
+    'P-Chain transactions of the configured addresses and L1 validations (every type, or the configured ones), with their UTXOs and L1 details',
+  inputs: 'primary.addresses or primary.l1ValidationIds',
   strategy: 'cursor',
   schema: pChainTx,
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.blockTimestamp),
-  partitions: perPrimaryAddress,
-  request: byAddress('p-chain'),
+  partitions: pChainPartitions,
+  request: listing('p-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });
@@ -58,7 +76,7 @@ export const xChainTransactions = defineStream({
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.timestamp),
   partitions: perPrimaryAddress,
-  request: byAddress('x-chain'),
+  request: listing('x-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });
@@ -73,7 +91,7 @@ export const cChainTransactions = defineStream({
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.timestamp),
   partitions: perPrimaryAddress,
-  request: byAddress('c-chain'),
+  request: listing('c-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });
