@@ -41,6 +41,7 @@ export async function sendPage(args: SendPageArgs): Promise<unknown> {
       ...common,
     })) as { result?: unknown; error?: { code: number; message: string } };
     if (body.error) {
+      if (request.absent?.(body.error)) return null;
       throw new FinalError(
         `the node answered ${request.method} with error ${body.error.code}: ${body.error.message}`,
         { ...at, request: `POST ${url} ${request.method}` },

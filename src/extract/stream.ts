@@ -26,6 +26,8 @@ export interface RpcPageRequest {
   kind: 'rpc';
   method: string;
   params: Readonly<Record<string, unknown>>;
+  /** An error the node gives for what does not exist (not a failure): the answer is then empty. */
+  absent?(error: { code: number; message: string }): boolean;
 }
 
 export type PageRequest = HttpPageRequest | RpcPageRequest;

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
-import { cb58Decode, isNodeId, normalizePrimaryAddress } from '../encoding.ts';
+import {
+  ADDRESS_HRP,
+  base58Decode,
+  bech32AddressOf,
+  bech32Decode,
+  cb58Decode,
+  isNodeId,
+} from '../encoding.ts';
 import { evmChainsOf } from '../world/chains.ts';
-import { PRIMARY_CHAINS, PRIMARY_SUBNET_ID } from '../world/networks.ts';
+import { type Network, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, type PrimaryChain } from '../world/networks.ts';
 import {
   encodeBlock,
   type PBlock,
@@ -9,7 +16,7 @@ import {
   type StakeRec,
   type TxRec,
 } from '../world/primary/index.ts';
-import { RpcArgumentError, type RpcContext, RpcError, type RpcMethod } from './jsonrpc.ts';
+import { goQuote, RpcArgumentError, type RpcContext, RpcError, type RpcMethod } from './jsonrpc.ts';
 
 // platform.* as avalanchego answers them (pchain-rpc-and-warp.md): uint64 values as strings, optional
 // fields omitted, errors worded as the node words them. Everything is read from the same primary network
@@ -21,6 +28,76 @@ const primaryOf = (ctx: RpcContext): PrimaryNetwork => ctx.world.primary(ctx.net
 function idParam(value: unknown): string {
   if (typeof value !== 'string' || cb58Decode(value)?.length !== 32) throw new RpcArgumentError('bad id');
   return value;
+}
+
+const BASE58_DIGIT = /^[1-9A-HJ-NP-Za-km-z]$/;
+
+/** mr-tron/base58's complaint about a character outside its alphabet (Go quotes it as a rune, `%q`). */
+const base58DigitError = (ch: string): string =>
+  (ch.codePointAt(0) as number) > 127
+    ? 'High-bit set on invalid digit'
+    : `Invalid base58 digit ('${ch === "'" || ch === '\\' ? `\\${ch}` : ch}')`;
+
+/**
+ * Why `ids.FromString` refuses a string, in the words of avalanchego's cb58 and hashing packages;
+ * undefined when it is an id.
+ */
+function idParseError(text: string): string | undefined {
+  const digit = [...text].find((ch) => !BASE58_DIGIT.test(ch));
+  if (digit !== undefined) return `base58 decoding error: ${base58DigitError(digit)}`;
+  if ((base58Decode(text)?.length ?? 0) < 4) return 'input string is smaller than the checksum size';
+  const bytes = cb58Decode(text);
+  if (!bytes) return 'invalid input checksum';
+  if (bytes.length !== 32) return `invalid hash length: expected 32 bytes but got ${bytes.length}`;
+  return undefined;
+}
+
+/**
+ * The primary chain a name stands for in the node's chain manager: each chain's id and the aliases
+ * avalanchego's genesis gives it (genesis/aliases.go). The node runs no other chain.
+ */
+function runningChainOf(network: Network, name: string): PrimaryChain | undefined {
+  const ids = PRIMARY_CHAINS[network];
+  const aliases = new Map<string, PrimaryChain>([
+    ['P', 'p'],
+    ['platform', 'p'],
+    ['X', 'x'],
+    ['avm', 'x'],
+    ['C', 'c'],
+    ['evm', 'c'],
+    [ids.p, 'p'],
+    [ids.x, 'x'],
+    [ids.c, 'c'],
+  ]);
+  return aliases.get(name);
+}
+
+/**
+ * An address of `platform.getBalance` as avalanchego's service parser reads it
+ * (vms/components/avax/addresses.go): a cb58 short id, or `<chain>-<bech32>` where the chain is this
+ * one by id or alias and the hrp the network's. Returns the bare bech32 form the world keys balances by.
+ */
+function pChainAddressOf(ctx: RpcContext, text: string): string {
+  const refuse = (why: string) => new RpcError(`couldn't parse address ${goQuote(text)}: ${why}`);
+  const shortId = cb58Decode(text);
+  if (shortId?.length === 20) return bech32AddressOf(ctx.network, shortId);
+  const separator = text.indexOf('-');
+  if (separator < 0) throw refuse('no separator found in address');
+  const alias = text.slice(0, separator);
+  const decoded = bech32Decode(text.slice(separator + 1));
+  // Note: btcutil words each bech32 fault its own way (length, charset, checksum); see
+  // docs/emulator-vs-openapi.md R4.
+  if (!decoded) throw refuse('invalid bech32 string');
+  const chain = runningChainOf(ctx.network, alias);
+  if (!chain) throw refuse(`there is no ID with alias ${alias}`);
+  const hrp = ADDRESS_HRP[ctx.network];
+  if (decoded.hrp !== hrp) throw refuse(`expected hrp ${goQuote(hrp)} but got ${goQuote(decoded.hrp)}`);
+  if (decoded.bytes.length !== 20)
+    throw refuse(`invalid hash length: expected 20 bytes but got ${decoded.bytes.length}`);
+  const ids = PRIMARY_CHAINS[ctx.network];
+  if (chain !== 'p')
+    throw refuse(`mismatched chainIDs: expected ${goQuote(ids.p)} but got ${goQuote(ids[chain])}`);
+  return bech32AddressOf(ctx.network, decoded.bytes);
 }
 
 /** A uint64 param, sent as a JSON number or a decimal string. */
@@ -196,11 +273,7 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
       throw new RpcArgumentError('addresses');
     const list = (raw ?? []) as string[];
     if (list.length === 0) throw new RpcError('no addresses provided');
-    const addresses = list.map((a) => {
-      const address = normalizePrimaryAddress(a, ctx.network);
-      if (!address) throw new RpcError(`couldn't parse address "${a}"`);
-      return address;
-    });
+    const addresses = list.map((a) => pChainAddressOf(ctx, a));
     const { unlockedUnstaked } = primaryOf(ctx).balances('p', addresses, ctx.now);
     const asset = PRIMARY_CHAINS[ctx.network].avaxAssetId;
     const unlocked = String(unlockedUnstaked.amount);
@@ -264,15 +337,20 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
       throw new RpcArgumentError('blockchainID');
     const id = (params.blockchainID ?? '') as string;
     if (id === '') throw new RpcError("argument 'blockchainID' not given");
-    const ids = PRIMARY_CHAINS[ctx.network];
-    // This node validates the primary network only; the L1 chains exist on its P-Chain but it does not validate them.
-    if (id === ids.p || id === ids.x || id === ids.c) return { status: 'Validating' };
+    // This node runs and validates the primary network only: its chains answer by id or alias. The L1
+    // chains exist on its P-Chain, but it does not run them, so it looks them up by id alone.
+    if (runningChainOf(ctx.network, id)) return { status: 'Validating' };
+    const refused = idParseError(id);
+    if (refused) throw new RpcError(`problem parsing blockchainID ${goQuote(id)}: ${refused}`);
     const known = evmChainsOf(ctx.world.seed, ctx.network).some((c) => c.blockchainId === id);
     return { status: known && primaryOf(ctx).createdAt(id, ctx.now) !== undefined ? 'Created' : 'Unknown' };
   },
 
   'platform.getCurrentSupply': (params, ctx) => {
-    if (params.subnetID !== undefined) idParam(params.subnetID);
+    const subnetID = idParam(params.subnetID ?? PRIMARY_SUBNET_ID);
+    // Only the primary network and permissionless subnets (TransformSubnetTx) have a supply; avalanchego's
+    // state answers database.ErrNotFound for any other id, and this world has no permissionless subnet.
+    if (subnetID !== PRIMARY_SUBNET_ID) throw new RpcError('fetching current supply failed: not found');
     const primary = primaryOf(ctx);
     const last = primary.block(primary.blockCount(ctx.now) - 1, ctx.now) as PBlock;
     return { supply: String(last.supply), height: String(last.height) };

@@ -8,6 +8,10 @@ const PRIMARY = 'primary';
 /**
  * §4.20 `platform.getCurrentSupply` of the primary network and each configured subnet: one point per
  * run, so the lake holds a time series (keyed by the P-Chain height it was read at).
+ *
+ * Note: avalanchego keeps a supply only for permissionless subnets (TransformSubnetTx, which Etna
+ * retired) and answers any other "fetching current supply failed: not found": such a subnet's snapshot
+ * is empty, not a failure.
  */
 export const currentSupply = defineStream({
   name: 'current_supply',
@@ -21,6 +25,7 @@ export const currentSupply = defineStream({
     kind: 'rpc',
     method: 'platform.getCurrentSupply',
     params: partition.subnet === PRIMARY ? {} : { subnetID: partition.subnet },
+    absent: (error) => partition.subnet !== PRIMARY && /current supply failed: not found/.test(error.message),
   }),
   records: (body) => (typeof body === 'object' && body !== null ? [body] : []),
 });
