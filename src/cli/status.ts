@@ -6,6 +6,8 @@ import {
   lakePaths,
   readLakeState,
   readLockHolder,
+  readWorkers,
+  type WorkerStanding,
 } from '../load/index.ts';
 import { catalogOption } from './catalog.ts';
 import { EXIT } from './exit.js';
@@ -41,6 +43,8 @@ export interface LakeStatus {
   /** The lock file's holder: a run in progress (or a stale lock the next run will take over). */
   lockedBy: LockHolder | null;
   partitions: PartitionStanding[];
+  /** With a catalog: its workers, live or gone, and the partitions each holds. */
+  workers?: WorkerStanding[];
 }
 
 /**
@@ -79,6 +83,7 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
     extracted: partitions.length > 0,
     lockedBy: (await readLockHolder(lakePaths(dataDir).lockFile)) ?? null,
     partitions,
+    ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
 }
 
@@ -188,6 +193,13 @@ export function formatStatus(status: LakeStatus): string {
     const h = status.lockedBy;
     lines.push(`a run holds the data directory: pid ${h.pid} on ${h.hostname} since ${h.since}`);
   }
+  const live = status.workers?.filter((w) => w.live) ?? [];
+  if (status.workers)
+    lines.push(`workers on the catalog: ${live.length} live, ${status.workers.length - live.length} gone`);
+  for (const w of live)
+    lines.push(
+      `  pid ${w.pid} on ${w.host} since ${w.startedAt}, holding ${w.holding} partition${w.holding === 1 ? '' : 's'}`,
+    );
   return lines.join('\n');
 }
 

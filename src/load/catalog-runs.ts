@@ -5,6 +5,45 @@ import { type Partition, partitionId } from './layout.ts';
 /** What a claim found: the partition is this run's now, another live run holds it, or it is done for this run. */
 export type Claim = 'claimed' | 'held' | 'done';
 
+/** A worker as the catalog knows it: alive while its heartbeat is within its lease. */
+export interface WorkerStanding {
+  runId: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  heartbeatAt: string;
+  live: boolean;
+  /** Partitions it holds and has not finished. */
+  holding: number;
+}
+
+/** Every run the catalog holds (a gone one stays until another worker's recovery or its own close). */
+export async function listWorkers(pool: pg.Pool): Promise<WorkerStanding[]> {
+  const { rows } = await pool.query<{
+    run_id: string;
+    host: string;
+    pid: number;
+    started_at: Date;
+    heartbeat_at: Date;
+    live: boolean;
+    holding: string;
+  }>(
+    `select r.run_id, r.host, r.pid, r.started_at, r.heartbeat_at,
+            r.heartbeat_at >= clock_timestamp() - make_interval(secs => r.lease_seconds) as live,
+            (select count(*) from avalake.leases l where l.run_id = r.run_id and l.done_at is null) as holding
+     from avalake.runs r order by r.started_at, r.run_id`,
+  );
+  return rows.map((r) => ({
+    runId: r.run_id,
+    host: r.host,
+    pid: r.pid,
+    startedAt: r.started_at.toISOString(),
+    heartbeatAt: r.heartbeat_at.toISOString(),
+    live: r.live,
+    holding: Number(r.holding),
+  }));
+}
+
 /**
  * The catalog's writers and their work: each run registers with a heartbeat, and leases partitions.
  * A run whose heartbeat is older than the lease time is gone; its unfinished partitions may be claimed.

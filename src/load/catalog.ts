@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { allowanceOf, type SharedAllowance } from './catalog-allowance.ts';
-import { type CatalogRuns, catalogRuns } from './catalog-runs.ts';
+import { type CatalogRuns, catalogRuns, listWorkers, type WorkerStanding } from './catalog-runs.ts';
 import { createSchema } from './catalog-schema.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type Partition, partitionId } from './layout.ts';
@@ -27,12 +27,14 @@ import { type CommitRecord, commitRecordSchema, isCompaction, parseState, serial
 export const DEFAULT_LEASE_SECONDS = 30;
 
 export type { AllowanceSeen, AllowanceTake, SharedAllowance } from './catalog-allowance.ts';
-export type { Claim } from './catalog-runs.ts';
+export type { Claim, WorkerStanding } from './catalog-runs.ts';
 
 export interface Catalog
   extends RecordStore,
     SharedAllowance,
     Omit<CatalogRuns, 'runId' | 'isLive' | 'close'> {
+  /** Every run the catalog knows, live or gone, with what it holds. */
+  workers(): Promise<WorkerStanding[]>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
 }
@@ -237,6 +239,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     },
 
     ...runs,
+    workers: () => listWorkers(pool),
     ...allowance,
 
     async close() {

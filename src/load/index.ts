@@ -1,5 +1,5 @@
 export { arrowSchemaOf, BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
-export type { AllowanceSeen, AllowanceTake, Claim, SharedAllowance } from './catalog.ts';
+export type { AllowanceSeen, AllowanceTake, Claim, SharedAllowance, WorkerStanding } from './catalog.ts';
 export { LakeSchemaError } from './columns.ts';
 export type {
   Checkpoint,
@@ -15,7 +15,7 @@ export type { CompactionResult } from './compact.ts';
 export { fsyncFile } from './durable.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
-export { type Lake, type OpenLakeOptions, openLake, readLakeState } from './lake.ts';
+export { type Lake, type OpenLakeOptions, openLake, readLakeState, readWorkers } from './lake.ts';
 export { FOLDER_KEYS, lakePaths, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,

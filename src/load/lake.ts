@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Claim, SharedAllowance } from './catalog.ts';
+import type { Claim, SharedAllowance, WorkerStanding } from './catalog.ts';
 import {
   type Checkpoint,
   type CommitLog,
@@ -89,6 +89,16 @@ export async function readLakeState(dataDir: string, catalog?: string): Promise<
   const store = await (await import('./catalog.ts')).openCatalog(catalog);
   try {
     return await readStreamStates(dataDir, store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The workers of a catalog, live or gone, with the partitions each holds (for `status`). */
+export async function readWorkers(catalog: string): Promise<WorkerStanding[]> {
+  const store = await (await import('./catalog.ts')).openCatalog(catalog);
+  try {
+    return await store.workers();
   } finally {
     await store.close();
   }

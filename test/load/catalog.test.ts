@@ -1,9 +1,10 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { formatStatus, readStatus } from '../../src/cli/status.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { CommitConflictError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
@@ -165,5 +166,28 @@ describe('a PostgreSQL catalog', () => {
     await b.learn(origin, { limit: 100, remaining: 100, resetSeconds: 0, windowSeconds: 60 });
     expect(await a.take(origin, 100)).toEqual({ kind: 'taken' });
     expect((await b.take(origin, 1)).kind).toBe('wait');
+  });
+
+  it('status lists the catalog’s workers: live ones with what they hold, gone ones counted', async () => {
+    const a = await openWriter('run-a');
+    await openWriter('run-b');
+    expect(await a.claim(STREAM, partition)).toBe('claimed');
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      await admin.query(
+        "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = 'run-b'",
+      );
+    } finally {
+      await admin.end();
+    }
+    const status = await readStatus(dataDir, Date.now(), catalog);
+    expect(status.workers?.map((w) => [w.runId, w.live, w.holding, w.pid])).toEqual([
+      ['run-a', true, 1, process.pid],
+      ['run-b', false, 0, process.pid],
+    ]);
+    expect(formatStatus(status)).toContain(
+      `workers on the catalog: 1 live, 1 gone\n  pid ${process.pid} on ${hostname()} since ${status.workers?.[0]?.startedAt}, holding 1 partition`,
+    );
   });
 });
