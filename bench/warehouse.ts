@@ -6,7 +6,8 @@
  *    with its commit log and the exact Parquet schemas of the load layer.
  * 2. The lake is grown to --rows rows with DuckDB COPY: each partition folder gets one more file holding
  *    its rows repeated, the first string column of the stream's primary key suffixed so every copy is a
- *    distinct record (staging dedupes by key; copies with equal keys would collapse).
+ *    distinct record (staging dedupes by key; copies with equal keys would collapse). Each file is
+ *    committed through the commit log: the warehouse reads only the files the log names.
  * 3. `buildWarehouse` from scratch (every model), timed.
  * 4. The emulator's clock moves an hour, one more extract of the metrics stream (a small one: the hourly
  *    re-read of the latest points), then
@@ -15,9 +16,9 @@
  * Printed side by side with their ratio. Everything lives in a temporary folder, removed at the end.
  * Usage: npx tsx bench/warehouse.ts [--rows 10000000] [--keep]
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { demoPipelineOf } from '../src/emulator/demo-pipeline.ts';
 import { createEmulator } from '../src/emulator/index.ts';
@@ -25,6 +26,10 @@ import { resolveExtractConfig } from '../src/extract/config.ts';
 import { createHttpClient } from '../src/extract/http.ts';
 import { type RunSummary, runExtract } from '../src/extract/run.ts';
 import { STREAMS } from '../src/extract/streams/index.ts';
+import { createCommitLog, folderOf } from '../src/load/commit.ts';
+import { sha256File } from '../src/load/durable.ts';
+import { lakePaths, type Partition, partitionFolders, seqText, stagedFileName } from '../src/load/layout.ts';
+import { acquireLock } from '../src/load/lock.ts';
 import { buildWarehouse } from '../src/warehouse/build.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../src/warehouse/duckdb.ts';
 import { loadModels } from '../src/warehouse/models.ts';
@@ -57,12 +62,76 @@ async function extract(only: readonly string[] = streams): Promise<RunSummary> {
   }
 }
 
-/** Partition folders of a stream (those holding Parquet files), lake-relative. */
-function partitionFolders(stream: string): string[] {
-  const folders = new Set<string>();
-  for (const e of readdirSync(join(lakeDir, stream), { recursive: true, withFileTypes: true }))
-    if (e.isFile() && e.name.endsWith('.parquet')) folders.add(relative(lakeDir, e.parentPath));
-  return [...folders].sort();
+/**
+ * Commits one synthetic file per partition folder of every stream: its rows repeated, through the commit
+ * log (staged, then named by a commit record that keeps the partition's checkpoint), since the warehouse
+ * reads exactly the files the log names. Returns the rows added.
+ */
+async function growLake(copies: number): Promise<number> {
+  const paths = lakePaths(dataDir);
+  const lock = await acquireLock(paths.lockFile);
+  const log = createCommitLog(paths);
+  let added = 0;
+  try {
+    await log.open();
+    await withDuckDB(':memory:', async (db) => {
+      for (const stream of streams) {
+        const state = log.state(stream);
+        if (!state) continue;
+        const definition = STREAMS.find((s) => s.name === stream);
+        // One partition per folder stands for it: its checkpoint is the commit's, unchanged.
+        const byFolder = new Map<string, Partition>();
+        for (const p of state.partitions.values())
+          byFolder.set([stream, ...partitionFolders(p.partition)].join('/'), p.partition);
+        for (const [folder, partition] of byFolder) {
+          const files = state.files.filter((f) => f.table === 'data' && folderOf(f.path) === folder);
+          if (files.length === 0) continue;
+          const sources = `[${files.map((f) => quoteLiteral(join(lakeDir, ...f.path.split('/')))).join(', ')}]`;
+          const described = await queryRows(
+            db,
+            `describe select * from read_parquet(${sources}, union_by_name = true)`,
+          );
+          const columns = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
+          const key = definition?.primaryKey.find((k) => columns.get(k) === 'VARCHAR');
+          const replace = key ? ` replace (${quoteIdent(key)} || '~' || i as ${quoteIdent(key)})` : '';
+          const seq = await log.allocateSeq(stream);
+          const staged = stagedFileName('data', seq, 0);
+          mkdirSync(paths.stagingDir(stream), { recursive: true });
+          const out = join(paths.stagingDir(stream), staged);
+          const [copied] = await queryRows(
+            db,
+            `copy (select * exclude (i)${replace} from read_parquet(${sources}, union_by_name = true), range(${copies}) as r(i))
+             to ${quoteLiteral(out)} (format parquet, compression zstd)`,
+          );
+          const rows = Number(copied?.Count ?? 0);
+          await log.commit({
+            format: 1,
+            stream,
+            seq,
+            partition: { ...partition },
+            runId: 'bench-grow',
+            committedAt: new Date().toISOString(),
+            files: [
+              {
+                path: `${folder}/part-${seqText(seq)}-0.parquet`,
+                staged,
+                table: 'data',
+                rows,
+                bytes: statSync(out).size,
+                sha256: await sha256File(out),
+              },
+            ],
+            checkpoint: log.latest(stream, partition)?.checkpoint ?? null,
+          });
+          added += rows;
+        }
+      }
+    });
+    await log.fold();
+  } finally {
+    await lock.release();
+  }
+  return added;
 }
 
 try {
@@ -74,29 +143,7 @@ try {
   // Grow the lake: one synthetic file per partition folder, its rows repeated `copies` times.
   const copies = Math.max(1, Math.ceil(TARGET_ROWS / seedRows) - 1);
   started = performance.now();
-  let lakeRows = 0;
-  await withDuckDB(':memory:', async (db) => {
-    for (const stream of streams) {
-      const definition = STREAMS.find((s) => s.name === stream);
-      for (const folder of partitionFolders(stream)) {
-        const glob = quoteLiteral(join(lakeDir, folder, '*.parquet'));
-        const described = await queryRows(
-          db,
-          `describe select * from read_parquet(${glob}, union_by_name = true)`,
-        );
-        const columns = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
-        const key = definition?.primaryKey.find((k) => columns.get(k) === 'VARCHAR');
-        const replace = key ? ` replace (${quoteIdent(key)} || '~' || i as ${quoteIdent(key)})` : '';
-        const out = quoteLiteral(join(lakeDir, folder, 'part-9999999999-0.parquet'));
-        const [copied] = await queryRows(
-          db,
-          `copy (select * exclude (i)${replace} from read_parquet(${glob}, union_by_name = true), range(${copies}) as r(i))
-           to ${out} (format parquet, compression zstd)`,
-        );
-        lakeRows += Number(copied?.Count ?? 0);
-      }
-    }
-  });
+  let lakeRows = await growLake(copies);
   lakeRows += seedRows;
   console.log(`lake: grown to ${lakeRows} rows in ${seconds(started).toFixed(1)} s`);
 
