@@ -1,10 +1,7 @@
-import { rename, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
-import { fsyncDir, mkdirDurable, sha256File } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
-import { fileRecordStore, listDir } from './file-records.ts';
-import { createGenerations, exists } from './generations.ts';
+import { fileRecordStore } from './file-records.ts';
+import { createGenerations, type Generations } from './generations.ts';
 import { isSafeSegment, type LakePaths, lakePaths, type Partition, seqOfStagedFile } from './layout.ts';
 import type { RecordStore, StreamLog } from './records.ts';
 import {
@@ -19,6 +16,7 @@ import {
   partitionStateOf,
   type StreamState,
 } from './state.ts';
+import { folderOf, type LakeStorage, localStorage, stagedPath, stagingFolder } from './storage.ts';
 
 export type {
   CommitRecord,
@@ -91,14 +89,25 @@ export interface CommitLog {
   fold(minRecords?: number): Promise<void>;
   /** The store, for what the lake does beside commits (a catalog's leases). */
   readonly store: RecordStore;
+  /** Where the files are. */
+  readonly storage: LakeStorage;
 }
 
-export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecordStore(paths)): CommitLog {
+/**
+ * A local lake swaps a stream's folders by generation on compaction; object storage has no links, so
+ * there a compaction publishes its merged files one by one (see `publish`).
+ */
+const NO_GENERATIONS: Generations = { ensureLink: async () => {}, settle: async () => {} };
+
+export function createCommitLog(
+  paths: LakePaths,
+  store: RecordStore = fileRecordStore(paths),
+  storage: LakeStorage = localStorage(paths.lakeDir),
+): CommitLog {
   const states = new Map<string, StreamState>();
   /** How many records follow each stream's state. */
   const unfolded = new Map<string, number>();
   const nextSeq = new Map<string, number>();
-  const knownDirs = new Set<string>();
 
   const stateOf = (stream: string) => {
     let state = states.get(stream);
@@ -124,36 +133,40 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
     return records;
   };
 
-  const moveIntoLake = async (stream: string, file: { path: string; staged: string }) => {
-    const target = join(paths.lakeDir, ...file.path.split('/'));
-    await mkdirDurable(dirname(target), knownDirs);
-    try {
-      await rename(join(paths.stagingDir(stream), file.staged), target);
-    } catch (error) {
-      // Another writer's recovery moved it first (its writer was taken for gone): it is where it belongs.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !(await exists(target))) throw error;
-    }
-    return target;
+  /**
+   * Moves a committed staged file into the lake. A merged file (object storage only: a local compaction
+   * builds a generation instead) is copied in before the files it replaces are deleted, and its staged
+   * copy goes last: while that stands, the publish is unfinished and recovery does it again.
+   */
+  const publish = async (stream: string, file: { path: string; staged: string; replaces?: string[] }) => {
+    const staged = stagedPath(stream, file.staged);
+    if (!file.replaces) return storage.move(staged, file.path);
+    await storage.copy(staged, file.path);
+    for (const path of file.replaces) await storage.remove(path);
+    await storage.remove(staged);
   };
 
-  const generations = createGenerations(
-    paths,
-    (stream) => stateOf(stream),
-    () => knownDirs.clear(),
-  );
+  const generations = storage.remote
+    ? NO_GENERATIONS
+    : createGenerations(
+        paths,
+        (stream) => stateOf(stream),
+        () => storage.forgetFolders(),
+      );
   const ensureStreamDir = generations.ensureLink;
   const settleGeneration = generations.settle;
 
   const log: CommitLog = {
     store,
+    storage,
 
     async open() {
       const report: RecoveryReport = { rolledForward: [], discarded: [] };
       const streams = new Set(
         [
           ...(await store.streams()),
-          ...(await listDir(join(paths.lakeDir, '_staging'))),
-          ...(await listDir(join(paths.lakeDir, '_generations'))),
+          ...(await storage.list('_staging')),
+          ...(await storage.list('_generations')),
         ]
           // Stray entries (.DS_Store, editor files) are not streams.
           .filter(isSafeSegment),
@@ -164,7 +177,7 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
           const records = load(stream, await store.loadStream(stream, { tidy: true }));
           await rollForward(stream, report);
           await settleGeneration(stream);
-          await removeStrayConfirmations(paths, stateOf(stream));
+          await removeStrayConfirmations(storage, stateOf(stream));
           await checkFiles(stream, records);
         });
       }
@@ -193,19 +206,18 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
 
     commit: (record) =>
       store.withStream(record.stream, 'shared', async () => {
-        const stagingDir = paths.stagingDir(record.stream);
+        const staging = stagingFolder(record.stream);
         // The staged files' names must be durable before a commit record can point at them.
-        if (record.files.length > 0) await fsyncDir(stagingDir);
+        if (record.files.length > 0) await storage.sync(staging);
         record.parent = log.latest(record.stream, record.partition)?.seq ?? null;
         await store.append(record);
         remember(record);
         if (record.files.length === 0) return;
         if (record.files.some((f) => f.table === 'data')) await ensureStreamDir(record.stream);
-        const targetDirs = new Set<string>();
-        for (const file of record.files) targetDirs.add(dirname(await moveIntoLake(record.stream, file)));
+        for (const file of record.files) await publish(record.stream, file);
         // Not needed for correctness (recovery would redo a lost rename) but keeps the lake as committed.
-        for (const dir of targetDirs) await fsyncDir(dir);
-        await fsyncDir(stagingDir);
+        for (const folder of new Set(record.files.map((f) => folderOf(f.path)))) await storage.sync(folder);
+        await storage.sync(staging);
       }),
 
     exclusive: (stream, body) =>
@@ -217,7 +229,8 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
     async commitCompaction(record) {
       await store.append(record);
       remember(record);
-      await settleGeneration(record.stream);
+      if (!storage.remote) return settleGeneration(record.stream);
+      for (const file of record.added) await publish(record.stream, { ...file, staged: baseName(file.path) });
     },
 
     async fold(minRecords = FOLD_RECORDS) {
@@ -234,12 +247,12 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
           if (count === 0 || count < minRecords) return;
           const state = stateOf(stream);
           state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
-          const replaced = await foldConfirmations(paths, state);
+          const replaced = await foldConfirmations(storage, state);
           await store.writeState(
             state,
             (records ?? []).map((r) => r.seq),
           );
-          for (const path of replaced) await unlink(join(paths.lakeDir, ...path.split('/')));
+          for (const path of replaced) await storage.remove(path);
           unfolded.set(stream, 0);
         });
       }
@@ -252,8 +265,7 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
    * state's live files) move into the lake, the rest are deleted. A shared store's live writers keep theirs.
    */
   async function rollForward(stream: string, report: RecoveryReport) {
-    const stagingDir = paths.stagingDir(stream);
-    const names = await listDir(stagingDir);
+    const names = await storage.list(stagingFolder(stream));
     if (names.length === 0) return;
     const gone = await store.abandoned(
       stream,
@@ -265,27 +277,27 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
       const seq = seqOfStagedFile(name);
       if (seq !== undefined && !gone.has(seq)) continue;
       const file = committed.get(name);
-      const path = join(stagingDir, name);
+      const path = stagedPath(stream, name);
       if (!file) {
-        await unlink(path);
-        report.discarded.push(`_staging/${stream}/${name}`);
+        await storage.remove(path);
+        report.discarded.push(path);
       } else {
-        const sha256 = await sha256File(path);
+        const sha256 = await storage.sha256(path);
         if (sha256 !== file.sha256) {
           throw new LakeCorruptError(
             `staged file of commit ${seq} has sha256 ${sha256}, the commit record says ${file.sha256}; ` +
               'it was damaged after its fsync: restore it from a backup or delete the commit record to drop that flush',
-            path,
+            `${storage.where}/${path}`,
           );
         }
         if (file.table === 'data') await ensureStreamDir(stream);
-        const target = await moveIntoLake(stream, { path: file.path, staged: name });
-        await fsyncDir(dirname(target));
+        await publish(stream, { ...file, staged: name });
+        await storage.sync(folderOf(file.path));
         report.rolledForward.push(file.path);
       }
       changed = true;
     }
-    if (changed) await fsyncDir(stagingDir);
+    if (changed) await storage.sync(stagingFolder(stream));
   }
 
   /** The files the records after the state brought in must be in the lake, whole. */
@@ -294,24 +306,16 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
     for (const record of records) {
       for (const file of isCompaction(record) ? record.added : record.files) {
         if (!live.has(file.path)) continue;
-        const path = join(paths.lakeDir, ...file.path.split('/'));
-        const size = await stat(path).then(
-          (s) => s.size,
-          () => undefined,
-        );
+        const size = await storage.size(file.path);
         // Committed by a writer of a shared catalog that may still be alive (or not yet known dead): its
         // file waits in staging for that writer, or for the recovery after its lease lapses.
-        if (
-          size === undefined &&
-          'staged' in file &&
-          (await exists(join(paths.stagingDir(stream), file.staged)))
-        )
-          continue;
+        const staged = 'staged' in file ? file.staged : baseName(file.path);
+        if (size === undefined && (await storage.size(stagedPath(stream, staged))) !== undefined) continue;
         if (size !== file.bytes) {
           throw new LakeCorruptError(
             `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
               `${size === undefined ? 'no such file' : `${size} bytes`}; restore the file from a backup`,
-            path,
+            `${storage.where}/${file.path}`,
           );
         }
       }
@@ -320,18 +324,21 @@ export function createCommitLog(paths: LakePaths, store: RecordStore = fileRecor
 }
 
 /**
- * The staging name of each live file a flush committed: a data file `…/part-<seq>-<n>.parquet` was
- * staged as `part-<seq>-<n>.parquet`, a rejects file as `rejects-<seq>-<n>.parquet`.
+ * The staging name of each live file a commit made: a data file `…/part-<seq>-<n>.parquet` (a flush's,
+ * or a merged one on object storage) was staged as `part-<seq>-<n>.parquet`, a rejects file as
+ * `rejects-<seq>-<n>.parquet`. Sequence numbers are unique per stream, so the names are too.
  */
 function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
   const byName = new Map<string, LiveFile>();
   for (const file of state.files) {
-    if (file.table === 'confirmations' || file.replaces) continue;
-    const base = file.path.slice(file.path.lastIndexOf('/') + 1);
+    if (file.table === 'confirmations') continue;
+    const base = baseName(file.path);
     byName.set(file.table === 'data' ? base : base.replace(/^part-/, 'rejects-'), file);
   }
   return byName;
 }
+
+const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /**
  * Every stream's state as of its newest commit, read-only: no lock, no recovery, tmp files left alone.
@@ -358,6 +365,3 @@ export async function readStreamStates(
   }
   return byStream;
 }
-
-/** The lake-relative folder of a live file's path: `<stream>/network=…[/chain=…]`. */
-export const folderOf = (path: string): string => path.slice(0, path.lastIndexOf('/'));

@@ -5,7 +5,9 @@ import type { CommitLog, CompactCommit, LiveFile, StreamState } from './commit.t
 import { fsyncDir, mkdirDurable } from './durable.ts';
 import { LakeCorruptError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
-import { mergeParquetFiles } from './merge.ts';
+import { mergeLakeFiles, mergeParquetFiles } from './merge.ts';
+import type { WrittenFile } from './parquet.ts';
+import { folderOf, type LakeStorage, stagedPath } from './storage.ts';
 
 /**
  * Compaction: the small files of a folder are merged into larger ones, as a commit of its own. The
@@ -48,9 +50,6 @@ export interface CompactionResult {
 const tierOf = (bytes: number) =>
   bytes < TIER0_BYTES ? 0 : Math.floor(Math.log(bytes / TIER0_BYTES) / Math.log(TIER_RATIO)) + 1;
 
-/** The lake-relative folder of a file path: `<stream>/network=…[/chain=…]`. */
-const folderOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
-
 /**
  * `due`: only the tiers that reached MERGE_FILES (cheap enough to check after every run); `all`: every
  * folder's small files, as few files as TARGET_BYTES allows (`avalake compact`).
@@ -84,7 +83,7 @@ export function planCompaction(state: StreamState, mode: 'due' | 'all'): Compact
   return { stream: state.stream, groups };
 }
 
-/** Carries out a plan as one commit. The caller holds the lake's lock, so no flush runs meanwhile. */
+/** Carries out a plan as one commit. The caller holds the stream alone, so no flush commits meanwhile. */
 export async function compactStream(args: {
   paths: LakePaths;
   log: CommitLog;
@@ -93,50 +92,38 @@ export async function compactStream(args: {
   /** Called as the compaction enters each step (progress, and the crash tests' kill points). */
   onStep?: (step: CompactionStep) => void;
 }): Promise<CompactionResult> {
-  const { paths, log, plan } = args;
+  const { log, plan } = args;
   const { stream } = plan;
   const state = log.state(stream);
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
   const seq = await log.allocateSeq(stream);
-  const generation = paths.generationDir(stream, seq);
-  const inGeneration = (path: string) => join(generation, ...path.split('/').slice(1));
-  await rm(generation, { recursive: true, force: true });
-  const dirs = new Set<string>();
-  const made = new Set<string>();
-  const place = async (path: string) => {
-    const target = inGeneration(path);
-    await mkdirDurable(dirname(target), made);
-    dirs.add(dirname(target));
-    return target;
-  };
+  const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
+  const target = log.storage.remote
+    ? stagedTarget(log.storage, stream)
+    : generationTarget(args.paths, state, seq, removed);
   try {
     args.onStep?.('link');
-    const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
-    for (const file of state.files) {
-      if (file.table !== 'data' || removed.has(file.path)) continue;
-      await link(join(paths.lakeDir, ...file.path.split('/')), await place(file.path));
-    }
+    await target.prepare();
     const added: CompactCommit['added'] = [];
     args.onStep?.('merge');
     for (const [n, group] of plan.groups.entries()) {
       const path = `${group.folder}/part-${seqText(seq)}-${n}.parquet`;
-      const target = await place(path);
-      const written = await mergeParquetFiles(
-        group.files.map((f) => join(paths.lakeDir, ...f.path.split('/'))),
-        target,
+      const written = await target.merge(
+        group.files.map((f) => f.path),
+        path,
       );
       const rows = group.files.reduce((sum, f) => sum + f.rows, 0);
       if (written.rows !== rows)
         throw new LakeCorruptError(
           `merging ${group.files.length} files gave ${written.rows} rows, not ${rows}`,
-          target,
+          path,
         );
       added.push({ path, table: 'data', ...written, replaces: group.files.map((f) => f.path) });
       result.merged += group.files.length;
       result.bytes += group.files.reduce((sum, f) => sum + f.bytes, 0);
     }
-    for (const dir of dirs) await fsyncDir(dir);
+    await target.seal();
     result.written = added.length;
     args.onStep?.('commit');
     await log.commitCompaction({
@@ -150,11 +137,79 @@ export async function compactStream(args: {
       added,
     });
   } catch (error) {
-    // Not committed: the half-built generation is nobody's (the next open would remove it too).
-    if (log.state(stream)?.generation !== seq) await rm(generation, { recursive: true, force: true });
+    // Not committed: what was built is nobody's (the next open would remove it too).
+    if (!log.state(stream)?.files.some((f) => f.seq === seq)) await target.discard();
     throw error;
   }
   return result;
+}
+
+/** Where a compaction writes its merged files before its commit. */
+interface CompactionTarget {
+  prepare(): Promise<void>;
+  /** Merges lake files into the file that will stand at `path` once committed. */
+  merge(sources: string[], path: string): Promise<WrittenFile>;
+  /** Makes what was written durable. */
+  seal(): Promise<void>;
+  /** Removes what was written (the compaction did not commit). */
+  discard(): Promise<void>;
+}
+
+/**
+ * A local lake: the stream's next generation of folders, hard links to every file kept and the merged
+ * files beside them; the commit moves the stream's link to it.
+ */
+function generationTarget(
+  paths: LakePaths,
+  state: StreamState,
+  seq: number,
+  removed: ReadonlySet<string>,
+): CompactionTarget {
+  const generation = paths.generationDir(state.stream, seq);
+  const inLake = (path: string) => join(paths.lakeDir, ...path.split('/'));
+  const inGeneration = (path: string) => join(generation, ...path.split('/').slice(1));
+  const dirs = new Set<string>();
+  const made = new Set<string>();
+  const place = async (path: string) => {
+    const target = inGeneration(path);
+    await mkdirDurable(dirname(target), made);
+    dirs.add(dirname(target));
+    return target;
+  };
+  return {
+    async prepare() {
+      await rm(generation, { recursive: true, force: true });
+      for (const file of state.files) {
+        if (file.table !== 'data' || removed.has(file.path)) continue;
+        await link(inLake(file.path), await place(file.path));
+      }
+    },
+    merge: async (sources, path) => mergeParquetFiles(sources.map(inLake), await place(path)),
+    async seal() {
+      for (const dir of dirs) await fsyncDir(dir);
+    },
+    discard: () => rm(generation, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Object storage: merged files are staged like a flush's (`_staging/<stream>/part-<seq>-<n>.parquet`);
+ * once committed, each is copied into place before the files it replaces are deleted (commit.ts).
+ */
+function stagedTarget(storage: LakeStorage, stream: string): CompactionTarget {
+  const staged: string[] = [];
+  return {
+    prepare: async () => {},
+    merge(sources, path) {
+      const at = stagedPath(stream, path.slice(path.lastIndexOf('/') + 1));
+      staged.push(at);
+      return mergeLakeFiles(storage, sources, at);
+    },
+    seal: async () => {},
+    async discard() {
+      for (const path of staged) await storage.remove(path);
+    },
+  };
 }
 
 /** Node 20 has no Map.groupBy. */

@@ -1,13 +1,11 @@
-import { readdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { lake } from '../schemas/lake.ts';
 import { createRecordBatchBuilder } from './arrow.ts';
-import { fsyncDir, mkdirDurable } from './durable.ts';
-import { type LakePaths, partitionId, seqText } from './layout.ts';
-import { mergeParquetFiles } from './merge.ts';
-import { writeParquetFile } from './parquet.ts';
+import { partitionId, seqText } from './layout.ts';
+import { mergeLakeFiles } from './merge.ts';
+import { encodeParquetFile } from './parquet.ts';
 import type { StreamState } from './state.ts';
+import type { LakeStorage } from './storage.ts';
 
 /**
  * Confirmations of unchanged snapshots (when an answer was still true) grow with every run, so they do
@@ -31,18 +29,17 @@ const confirmationSchema = z.object({
   confirmedAt: lake.timestamp({ unit: 'ms' }),
 });
 
-export const confirmationsDir = (paths: LakePaths, stream: string) =>
-  join(paths.lakeDir, '_confirmations', stream);
+const folderOf = (stream: string) => `_confirmations/${stream}`;
 
 const fileOf = (stream: string, seq: number, n: number) =>
-  `_confirmations/${stream}/part-${seqText(seq)}-${n}.parquet`;
+  `${folderOf(stream)}/part-${seqText(seq)}-${n}.parquet`;
 
 /**
  * Moves the state's pending confirmations into a new file (and merges the stream's files into one when
  * it has MERGE_FILES of them), updating `state` in place. Returns the files the new state no longer names,
  * to delete once it is durable.
  */
-export async function foldConfirmations(paths: LakePaths, state: StreamState): Promise<string[]> {
+export async function foldConfirmations(storage: LakeStorage, state: StreamState): Promise<string[]> {
   const pending = [...state.partitions.values()].flatMap((p) =>
     p.confirmations.map(([confirmedAt, snapshotAt]) => ({
       partition: partitionId(p.partition),
@@ -51,44 +48,36 @@ export async function foldConfirmations(paths: LakePaths, state: StreamState): P
     })),
   );
   if (pending.length === 0) return [];
-  const dir = confirmationsDir(paths, state.stream);
-  await mkdirDurable(dir);
   const builder = createRecordBatchBuilder(confirmationSchema);
   for (const row of pending) builder.append(row, {});
   const path = fileOf(state.stream, state.seq, 0);
-  const written = await writeParquetFile(join(paths.lakeDir, ...path.split('/')), builder.finish());
+  const { bytes, written } = encodeParquetFile(builder.finish());
+  await storage.write(path, bytes);
   state.files.push({ path, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
   for (const p of state.partitions.values()) p.confirmations = [];
 
   const full = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
   if (full.length >= MERGE_FILES) {
     const merged = fileOf(state.stream, state.seq, 1);
-    const target = join(paths.lakeDir, ...merged.split('/'));
-    const written = await mergeParquetFiles(
-      full.map((f) => join(paths.lakeDir, ...f.path.split('/'))),
-      target,
+    const written = await mergeLakeFiles(
+      storage,
+      full.map((f) => f.path),
+      merged,
     );
     const replaced = new Set(full.map((f) => f.path));
     state.files = state.files.filter((f) => !replaced.has(f.path));
     state.files.push({ path: merged, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
-    await fsyncDir(dir);
+    await storage.sync(folderOf(state.stream));
     return [...replaced];
   }
-  await fsyncDir(dir);
+  await storage.sync(folderOf(state.stream));
   return [];
 }
 
 /** Deletes confirmation files no state names: a fold that never committed, or files a merge replaced. */
-export async function removeStrayConfirmations(paths: LakePaths, state: StreamState): Promise<void> {
+export async function removeStrayConfirmations(storage: LakeStorage, state: StreamState): Promise<void> {
   const live = new Set(state.files.filter((f) => f.table === CONFIRMATIONS_TABLE).map((f) => f.path));
-  let names: string[];
-  try {
-    names = await readdir(confirmationsDir(paths, state.stream));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  for (const name of names)
-    if (!live.has(`_confirmations/${state.stream}/${name}`))
-      await unlink(join(confirmationsDir(paths, state.stream), name));
+  const folder = folderOf(state.stream);
+  for (const name of await storage.list(folder))
+    if (!live.has(`${folder}/${name}`)) await storage.remove(`${folder}/${name}`);
 }

@@ -1,22 +1,14 @@
-import { unlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { z } from 'zod';
 import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
 import { BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
 import { columnsOf } from './columns.ts';
 import type { Checkpoint, CommitLog, CommittedFile, DataCommit, Observation } from './commit.ts';
-import { mkdirDurable } from './durable.ts';
 import { RecordTypeError } from './errors.ts';
-import {
-  type FileTable,
-  type LakePaths,
-  lakeRelativePath,
-  type Partition,
-  stagedFileName,
-} from './layout.ts';
-import { writeParquetFile } from './parquet.ts';
+import { type FileTable, lakeRelativePath, type Partition, stagedFileName } from './layout.ts';
+import { encodeParquetFile } from './parquet.ts';
 import { CommitConflictError } from './records.ts';
 import { rejectSchema } from './rejects.ts';
+import { stagedPath } from './storage.ts';
 
 /** A staged file is cut at this many buffered bytes even before BATCH_ROWS rows. */
 export const BATCH_BYTES = 64 * 1024 * 1024;
@@ -60,7 +52,6 @@ export interface Flush {
 }
 
 export interface FlushArgs {
-  paths: LakePaths;
   log: CommitLog;
   stream: string;
   partition: Partition;
@@ -77,14 +68,14 @@ interface Table {
 }
 
 export function createFlush(args: FlushArgs): Flush {
-  const { paths, log, stream, partition, runId } = args;
+  const { log, stream, partition, runId } = args;
+  const { storage } = log;
   // Numbered when it first stages a file or commits: a shared catalog hands numbers out asynchronously.
   let seq: number | undefined;
   const seqOf = async () => {
     seq ??= await log.allocateSeq(stream);
     return seq;
   };
-  const stagingDir = paths.stagingDir(stream);
   const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
   // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
   const lineageKeys = Object.keys(partition).filter((k) => !recordNames.has(k));
@@ -102,7 +93,6 @@ export function createFlush(args: FlushArgs): Flush {
   let rows = 0;
   let rejected = 0;
   let stagedBytes = 0;
-  let stagingReady = false;
 
   const lineage = (extractedAt: number | Date | undefined) => ({
     ...partition,
@@ -112,14 +102,11 @@ export function createFlush(args: FlushArgs): Flush {
 
   const stage = async (table: Table) => {
     if (table.builder.rows === 0) return;
-    if (!stagingReady) {
-      await mkdirDurable(stagingDir);
-      stagingReady = true;
-    }
     const n = staged.length;
     const seq = await seqOf();
     const name = stagedFileName(table.name, seq, n);
-    const written = await writeParquetFile(join(stagingDir, name), table.builder.finish());
+    const { bytes, written } = encodeParquetFile(table.builder.finish());
+    await storage.write(stagedPath(stream, name), bytes);
     staged.push({
       path: lakeRelativePath(stream, partition, table.name, seq, n),
       staged: name,
@@ -170,7 +157,7 @@ export function createFlush(args: FlushArgs): Flush {
 
   const removeStaged = async () => {
     for (const file of staged) {
-      await unlink(join(stagingDir, file.staged)).catch(() => undefined);
+      await storage.remove(stagedPath(stream, file.staged)).catch(() => undefined);
     }
   };
 

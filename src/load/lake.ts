@@ -15,13 +15,15 @@ import {
 } from './commit.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
-import { type LakePaths, lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
+import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
+import { isObjectStorage, type LakeStorage, localStorage } from './storage.ts';
 
 /** A data directory opened for writing: locked, recovered, ready to flush. */
 export interface Lake {
-  readonly paths: LakePaths;
   readonly runId: string;
+  /** Where its files are: the data directory's `lake/`, or a bucket. */
+  readonly storage: LakeStorage;
   /** What recovery did when the lake was opened. */
   readonly recovery: RecoveryReport;
   /** Starts a flush of one partition; one open flush per partition at a time. */
@@ -67,6 +69,7 @@ export interface Lake {
 }
 
 export interface OpenLakeOptions {
+  /** A local directory, or `s3://bucket/prefix` for object storage (which needs a catalog). */
   dataDir: string;
   /** Lineage `_run_id` of every row this run writes. Default: a random UUID. */
   runId?: string;
@@ -110,15 +113,27 @@ export async function readWorkers(catalog: string): Promise<WorkerStanding[]> {
  */
 export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   const paths = lakePaths(options.dataDir);
-  await mkdir(paths.dataDir, { recursive: true });
+  const remote = isObjectStorage(options.dataDir);
+  if (remote && !options.catalog)
+    throw new Error(
+      `${options.dataDir}: a lake on object storage needs a catalog (--catalog postgres://…) for its commit log`,
+    );
+  if (!remote) await mkdir(paths.dataDir, { recursive: true });
   const runId = options.runId ?? randomUUID();
-  // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.
+  // Loaded only when asked for: a local lake without a catalog never imports the S3 or PostgreSQL client.
+  const storage = remote
+    ? await (await import('./s3-storage.ts')).openS3Storage(options.dataDir)
+    : localStorage(paths.lakeDir);
   const catalog = options.catalog
-    ? await (await import('./catalog.ts')).openCatalog(options.catalog)
+    ? await (await import('./catalog.ts')).openCatalog(options.catalog).catch((error) => {
+        storage.close();
+        throw error;
+      })
     : undefined;
   const release = async () => {
     if (catalog) await catalog.close();
     else await lock?.release();
+    storage.close();
   };
   let lock: DataDirLock | undefined;
   let recovery: RecoveryReport;
@@ -126,7 +141,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   try {
     if (catalog) await catalog.register(runId);
     else lock = await acquireLock(paths.lockFile, options.lock);
-    log = createCommitLog(paths, catalog);
+    log = createCommitLog(paths, catalog, storage);
     recovery = await log.open();
   } catch (error) {
     await release();
@@ -140,7 +155,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     if (open.has(key)) throw new Error(`a flush of ${stream} ${partitionId(partition)} is already open`);
     open.add(key);
     try {
-      return createFlush({ paths, log, stream, partition, runId, schema, onDone: () => open.delete(key) });
+      return createFlush({ log, stream, partition, runId, schema, onDone: () => open.delete(key) });
     } catch (error) {
       open.delete(key);
       throw error;
@@ -148,8 +163,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   };
 
   return {
-    paths,
     runId,
+    storage,
     recovery,
     begin,
     readCheckpoint: (stream, partition) => log.latest(stream, partition)?.checkpoint ?? undefined,

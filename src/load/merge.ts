@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { fsyncFile, sha256File } from './durable.ts';
 import type { WrittenFile } from './parquet.ts';
+import type { LakeStorage } from './storage.ts';
 
 /**
  * Writes the rows of Parquet files, in their order, as one new zstd Parquet file at `target` (fsynced;
@@ -22,4 +23,15 @@ export async function mergeParquetFiles(sources: readonly string[], target: stri
   });
   await fsyncFile(target);
   return { rows, bytes: (await stat(target)).size, sha256: await sha256File(target) };
+}
+
+/** Merges lake files (lake-relative paths) into a new lake file, wherever the lake's storage keeps them. */
+export function mergeLakeFiles(
+  storage: LakeStorage,
+  sources: readonly string[],
+  target: string,
+): Promise<WrittenFile> {
+  return storage.readLocally(sources, (files) =>
+    storage.writeFrom(target, (file) => mergeParquetFiles(files, file)),
+  );
 }

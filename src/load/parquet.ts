@@ -29,13 +29,23 @@ export function encodeParquet(batches: RecordBatch | RecordBatch[]): Uint8Array 
   return writeParquet(WasmTable.fromIPCStream(ipc), properties);
 }
 
+/** Encodes batches as a Parquet file's bytes, with what the commit record says of that file. */
+export function encodeParquetFile(batches: RecordBatch | RecordBatch[]): {
+  bytes: Uint8Array;
+  written: WrittenFile;
+} {
+  const list = Array.isArray(batches) ? batches : [batches];
+  const bytes = encodeParquet(list);
+  const rows = list.reduce((n, b) => n + b.numRows, 0);
+  return { bytes, written: { rows, bytes: bytes.byteLength, sha256: sha256Hex(bytes) } };
+}
+
 /** Writes a new Parquet file at `path` (which must not exist) and fsyncs it; the caller fsyncs the folder. */
 export async function writeParquetFile(
   path: string,
   batches: RecordBatch | RecordBatch[],
 ): Promise<WrittenFile> {
-  const list = Array.isArray(batches) ? batches : [batches];
-  const bytes = encodeParquet(list);
+  const { bytes, written } = encodeParquetFile(batches);
   await writeDurable(path, bytes);
-  return { rows: list.reduce((n, b) => n + b.numRows, 0), bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+  return written;
 }

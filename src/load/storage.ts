@@ -1,0 +1,159 @@
+import { copyFile, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fsyncDir, fsyncFile, mkdirDurable, sha256File, writeDurable } from './durable.ts';
+import { listDir } from './file-records.ts';
+
+/**
+ * Where the lake's files are kept: a local directory (the default) or an S3-compatible bucket. The commit
+ * protocol (commit.ts), flushes, confirmations and compaction name files by their lake-relative path
+ * (`rewards/network=fuji/part-….parquet`, `_staging/rewards/part-….parquet`, `/`-separated) and go
+ * through this, so one protocol serves both.
+ */
+export interface LakeStorage {
+  /** For messages: the lake's directory or its `s3://` URL. */
+  readonly where: string;
+  /**
+   * Object storage: no rename, no links, no lock file. Its commit log must live in a catalog, a move is
+   * a copy and a delete, and compaction publishes merged files instead of swapping generations.
+   */
+  readonly remote: boolean;
+  /** Creates a file (it must not exist) with these bytes, durably; its folder is made durable by `sync`. */
+  write(path: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Creates a file through a local file that another library writes (DuckDB's COPY): `make` writes it,
+   * then it is made durable in place or uploaded.
+   */
+  writeFrom<T>(path: string, make: (localFile: string) => Promise<T>): Promise<T>;
+  /** The names of the files and folders directly in a folder, sorted; none when it does not exist. */
+  list(folder: string): Promise<string[]>;
+  /** A file's size in bytes; undefined when it does not exist. */
+  size(path: string): Promise<number | undefined>;
+  sha256(path: string): Promise<string>;
+  /** Deletes a file; one already gone is fine. */
+  remove(path: string): Promise<void>;
+  /** Copies a file to another path (which it replaces). */
+  copy(from: string, to: string): Promise<void>;
+  /**
+   * Moves a file to `to`. A move found already done (`from` gone, `to` there: another writer's recovery
+   * moved it) is fine; the caller makes the folders durable with `sync`.
+   */
+  move(from: string, to: string): Promise<void>;
+  /** Makes a folder's entries (creates, renames, deletes) durable: fsync on disk, nothing on S3. */
+  sync(folder: string): Promise<void>;
+  /**
+   * Runs `body` with local files holding these lake files, for a reader such as DuckDB: the files
+   * themselves on disk, downloads (removed afterwards) from a bucket.
+   */
+  readLocally<T>(paths: readonly string[], body: (files: string[]) => Promise<T>): Promise<T>;
+  /** Copies a lake file to a local file (a reader's mirror); a partial copy never stands at `file`. */
+  download(path: string, file: string): Promise<void>;
+  /** The folders known to exist may be gone (a compaction removed a generation): look again. */
+  forgetFolders(): void;
+  close(): void;
+}
+
+/** The lake-relative path of a stream's staging folder, and of one staged file. */
+export const stagingFolder = (stream: string): string => `_staging/${stream}`;
+export const stagedPath = (stream: string, name: string): string => `${stagingFolder(stream)}/${name}`;
+
+/** The lake-relative folder of a path: `rewards/network=fuji` for `rewards/network=fuji/part-….parquet`. */
+export const folderOf = (path: string): string => path.slice(0, Math.max(0, path.lastIndexOf('/')));
+
+/** The lake in a local directory: every write fsynced, every move a rename, as DESIGN.md's protocol says. */
+export function localStorage(lakeDir: string): LakeStorage {
+  const knownDirs = new Set<string>();
+  const local = (path: string) => (path === '' ? lakeDir : join(lakeDir, ...path.split('/')));
+  return {
+    where: lakeDir,
+    remote: false,
+
+    async write(path, bytes) {
+      const file = local(path);
+      await mkdirDurable(dirname(file), knownDirs);
+      await writeDurable(file, bytes);
+    },
+
+    async writeFrom(path, make) {
+      const file = local(path);
+      await mkdirDurable(dirname(file), knownDirs);
+      const result = await make(file);
+      await fsyncFile(file);
+      return result;
+    },
+
+    list: (folder) => listDir(local(folder)),
+
+    size: (path) =>
+      stat(local(path)).then(
+        (s) => s.size,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return undefined;
+          throw error;
+        },
+      ),
+
+    sha256: (path) => sha256File(local(path)),
+
+    async remove(path) {
+      await unlink(local(path)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    },
+
+    async copy(from, to) {
+      await mkdirDurable(dirname(local(to)), knownDirs);
+      await copyFile(local(from), local(to));
+      await fsyncFile(local(to));
+    },
+
+    async move(from, to) {
+      const target = local(to);
+      await mkdirDurable(dirname(target), knownDirs);
+      try {
+        await rename(local(from), target);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        // Another writer's recovery moved it first (its writer was taken for gone): it is where it belongs.
+        if ((await stat(target).catch(() => undefined)) === undefined) throw error;
+      }
+    },
+
+    sync: (folder) => fsyncDir(local(folder)),
+
+    readLocally: (paths, body) => body(paths.map(local)),
+
+    async download(path, file) {
+      await copyFile(local(path), `${file}.part`);
+      await rename(`${file}.part`, file);
+    },
+
+    forgetFolders: () => knownDirs.clear(),
+    close: () => knownDirs.clear(),
+  };
+}
+
+/**
+ * The lake's object storage failed past its retries, or cannot be used at all (no such bucket, no
+ * credentials): names the object (never a credential) and what to check.
+ */
+export class StorageUnavailableError extends Error {
+  override name = 'StorageUnavailableError';
+  constructor(what: string, cause: unknown) {
+    const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super(
+      `${what} failed (${reason}): check the bucket, the endpoint (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL) ` +
+        'and the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE); the run stopped and checkpoints are kept',
+      { cause },
+    );
+  }
+}
+
+/** `s3://bucket/prefix` → its parts; undefined for anything else (a local directory). */
+export function parseObjectStorageUrl(dataDir: string): { bucket: string; prefix: string } | undefined {
+  const m = /^s3:\/\/([^/]*)\/?(.*)$/.exec(dataDir);
+  if (!m) return undefined;
+  return { bucket: m[1] as string, prefix: (m[2] as string).replace(/\/+$/, '') };
+}
+
+/** Whether a data directory names object storage rather than a local directory. */
+export const isObjectStorage = (dataDir: string): boolean => dataDir.startsWith('s3://');
