@@ -1,11 +1,12 @@
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
-import { catalogOption } from './catalog.ts';
+import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 interface BuildArgs {
   dataDir?: string;
   catalog?: string;
+  localDir?: string;
   select?: string;
   models?: string;
   json?: boolean;
@@ -26,12 +27,11 @@ export async function build(
   args: BuildArgs,
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const catalog = catalogOption(args, env);
-  if (typeof catalog === 'number') return catalog;
+  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  if (typeof lake === 'number') return lake;
   try {
     const result = await buildWarehouse({
-      ...catalog,
-      dataDir: args.dataDir ?? 'data',
+      ...lake,
       modelsDir: args.models ?? 'sql/models',
       ...(args.select !== undefined ? { select: args.select } : {}),
     });

@@ -1,17 +1,16 @@
-import { ConfigError, resolveCatalog } from '../extract/config.ts';
+import { ConfigError, type LakeLocation, resolveLakeLocation } from '../extract/config.ts';
 import { EXIT } from './exit.js';
 
 /**
- * `--catalog` or AVALAKE_CATALOG for the commands that read or maintain a lake without a pipeline
- * (build, test, status, compact): `{ catalog }` to spread into their options, or exit 2 with the reason.
+ * `--data-dir`, `--catalog` (or AVALAKE_CATALOG) and `--local-dir` for the commands that read or maintain
+ * a lake without a pipeline (build, test, status, compact): where the lake is, or exit 2 with the reason.
  */
-export function catalogOption(
-  args: { catalog?: string },
+export async function lakeOption(
+  args: { dataDir: string; catalog?: string; localDir?: string },
   env: Readonly<Record<string, string | undefined>>,
-): { catalog?: string } | number {
+): Promise<LakeLocation | number> {
   try {
-    const catalog = resolveCatalog(args.catalog ?? env.AVALAKE_CATALOG);
-    return catalog ? { catalog } : {};
+    return await resolveLakeLocation(args, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`avalake: ${error.message}\n`);

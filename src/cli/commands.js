@@ -46,7 +46,11 @@ const extractOptions = (y) =>
       type: 'string',
       describe: 'Comma-separated streams to run (default: all the pipeline feeds)',
     })
-    .option('data-dir', { type: 'string', describe: 'Data directory (default data)' })
+    .option('data-dir', {
+      type: 'string',
+      describe:
+        'Data directory (default data), or s3://bucket/prefix for a lake on object storage (needs --catalog)',
+    })
     .option('base-url', { type: 'string', describe: 'Data API base URL' })
     .option('metrics-url', { type: 'string', describe: 'Metrics API base URL' })
     .option('node-url', { type: 'string', describe: 'Node base URL ({node}/ext/bc/P)' })
@@ -58,6 +62,7 @@ const extractOptions = (y) =>
       describe: 'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
     })
     .option('catalog', catalogOption)
+    .option('local-dir', localDirOption)
     .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
     .option('log-format', { choices: ['json', 'pretty'], describe: 'Log lines on stderr' })
     .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
@@ -67,7 +72,16 @@ const selectOption = /** @type {const} */ ({
   type: 'string',
   describe: 'Only these models: name, name+ (and downstream), +name',
 });
-const dataDirOption = /** @type {const} */ ({ type: 'string', default: 'data', describe: 'Data directory' });
+const dataDirOption = /** @type {const} */ ({
+  type: 'string',
+  default: 'data',
+  describe: 'Data directory, or s3://bucket/prefix for a lake on object storage (needs --catalog)',
+});
+const localDirOption = /** @type {const} */ ({
+  type: 'string',
+  describe:
+    'With an s3:// data directory: the local directory of the warehouse and the lake mirror it is built from (default data; AVALAKE_LOCAL_DIR)',
+});
 const catalogOption = /** @type {const} */ ({
   type: 'string',
   describe: 'PostgreSQL catalog of a lake shared by several workers, postgres://… (AVALAKE_CATALOG)',
@@ -93,6 +107,7 @@ export const COMMANDS = [
       y
         .option('data-dir', dataDirOption)
         .option('catalog', catalogOption)
+        .option('local-dir', localDirOption)
         .option('select', selectOption)
         .option('models', modelsOption)
         .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
@@ -105,6 +120,7 @@ export const COMMANDS = [
       y
         .option('data-dir', dataDirOption)
         .option('catalog', catalogOption)
+        .option('local-dir', localDirOption)
         .option('select', selectOption)
         .option('models', modelsOption)
         .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })

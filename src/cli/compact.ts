@@ -5,8 +5,9 @@ import {
   LockHeldError,
   openLake,
   readLakeState,
+  StorageUnavailableError,
 } from '../load/index.ts';
-import { catalogOption } from './catalog.ts';
+import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 export interface CompactArgs {
@@ -65,15 +66,15 @@ export async function compact(
   args: CompactArgs,
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const dataDir = args.dataDir ?? 'data';
-  const catalog = catalogOption(args, env);
-  if (typeof catalog === 'number') return catalog;
+  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  if (typeof lake === 'number') return lake;
+  const { dataDir, catalog } = lake;
   const streams = args.streams
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   if (streams) {
-    const known = [...(await readLakeState(dataDir, catalog.catalog)).keys()];
+    const known = [...(await readLakeState(dataDir, catalog)).keys()];
     const unknown = streams.filter((s) => !known.includes(s));
     if (unknown.length > 0) {
       process.stderr.write(
@@ -89,7 +90,7 @@ export async function compact(
       mode: 'all',
       ...(streams ? { streams } : {}),
       ...(args.wait ? { wait: true } : {}),
-      ...catalog,
+      ...(catalog ? { catalog } : {}),
     });
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
     return EXIT.ok;
@@ -98,7 +99,11 @@ export async function compact(
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.locked;
     }
-    if (error instanceof LakeCorruptError || error instanceof CatalogUnavailableError) {
+    if (
+      error instanceof LakeCorruptError ||
+      error instanceof CatalogUnavailableError ||
+      error instanceof StorageUnavailableError
+    ) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.failed;
     }

@@ -3,7 +3,12 @@ import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
 import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
-import { CatalogUnavailableError, LakeCorruptError, LockHeldError } from '../load/index.ts';
+import {
+  CatalogUnavailableError,
+  LakeCorruptError,
+  LockHeldError,
+  StorageUnavailableError,
+} from '../load/index.ts';
 import { EXIT } from './exit.js';
 import { VERSION } from './version.js';
 
@@ -181,7 +186,11 @@ export async function extractWith(
       process.stderr.write(`avalake: ${error.message}\n`);
       return { code: EXIT.locked };
     }
-    if (error instanceof LakeCorruptError || error instanceof CatalogUnavailableError) {
+    if (
+      error instanceof LakeCorruptError ||
+      error instanceof CatalogUnavailableError ||
+      error instanceof StorageUnavailableError
+    ) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
       return { code: EXIT.failed };
     }

@@ -161,7 +161,11 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     const buildStarted = Date.now();
     log({ msg: 'building the warehouse', dataDir: config.dataDir });
     try {
-      const built = await buildWarehouse({ dataDir: config.dataDir, ...catalogOf(config) });
+      const built = await buildWarehouse({
+        dataDir: config.dataDir,
+        localDir: config.localDir,
+        ...catalogOf(config),
+      });
       report.build = {
         status: 'ok',
         seconds: since(buildStarted),
@@ -202,6 +206,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     try {
       const tests = await runWarehouseTests({
         dataDir: config.dataDir,
+        localDir: config.localDir,
         maxAge,
         partitions: plannedPartitions(config),
         ...catalogOf(config),

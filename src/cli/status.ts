@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import {
   CatalogUnavailableError,
+  isObjectStorage,
   LakeCorruptError,
   type LockHolder,
   lakePaths,
@@ -9,7 +10,7 @@ import {
   readWorkers,
   type WorkerStanding,
 } from '../load/index.ts';
-import { catalogOption } from './catalog.ts';
+import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
 interface StatusArgs {
@@ -81,7 +82,8 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
   return {
     dataDir,
     extracted: partitions.length > 0,
-    lockedBy: (await readLockHolder(lakePaths(dataDir).lockFile)) ?? null,
+    // A lake on object storage has no lock file: its writers are the catalog's workers.
+    lockedBy: isObjectStorage(dataDir) ? null : ((await readLockHolder(lakePaths(dataDir).lockFile)) ?? null),
     partitions,
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
@@ -212,17 +214,17 @@ export async function status(
   env: Readonly<Record<string, string | undefined>>,
   now = Date.now(),
 ): Promise<number> {
-  const dataDir = args.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
-  const catalog = catalogOption(args, env);
-  if (typeof catalog === 'number') return catalog;
-  const info = await stat(dataDir).catch(() => undefined);
+  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data' }, env);
+  if (typeof lake === 'number') return lake;
+  const { dataDir, catalog } = lake;
+  const info = isObjectStorage(dataDir) ? undefined : await stat(dataDir).catch(() => undefined);
   if (info && !info.isDirectory()) {
     process.stderr.write(`avalake: ${dataDir} is not a directory; name the data directory with --data-dir\n`);
     return EXIT.usage;
   }
   let result: LakeStatus;
   try {
-    result = await readStatus(dataDir, now, catalog.catalog);
+    result = await readStatus(dataDir, now, catalog);
   } catch (error) {
     if (error instanceof LakeCorruptError) {
       process.stderr.write(`avalake: ${error.message} (${error.path})\n`);

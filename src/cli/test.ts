@@ -1,13 +1,14 @@
 import { parseMaxAge } from '../warehouse/freshness.ts';
 import { formatTable } from '../warehouse/sql.ts';
 import { runWarehouseTests, type TestReport } from '../warehouse/test.ts';
-import { catalogOption } from './catalog.ts';
+import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
 interface TestArgs {
   dataDir?: string;
   catalog?: string;
+  localDir?: string;
   select?: string;
   models?: string;
   tests?: string;
@@ -41,12 +42,11 @@ export async function test(
   now = Date.now(),
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const catalog = catalogOption(args, env);
-  if (typeof catalog === 'number') return catalog;
+  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  if (typeof lake === 'number') return lake;
   try {
     const report = await runWarehouseTests({
-      ...catalog,
-      dataDir: args.dataDir ?? 'data',
+      ...lake,
       modelsDir: args.models ?? 'sql/models',
       testsDir: args.tests ?? 'sql/tests',
       ...(args.select !== undefined ? { select: args.select } : {}),

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { isObjectStorage, parseObjectStorageUrl } from '../load/storage.ts';
 import { RETRY_COUNT } from './fetcher.ts';
 import { historyEnd, historyStart, type Pipeline, PipelineSchema } from './pipeline.ts';
 import type { StreamDefinition } from './stream.ts';
@@ -26,6 +27,7 @@ export interface ExtractFlags {
   /** Attempts after the first for a retryable failure (default RETRY_COUNT). */
   retries?: number;
   catalog?: string;
+  localDir?: string;
 }
 
 /** Everything a run needs, resolved once: flag, then AVALAKE_* environment variable, then file, then default. */
@@ -41,6 +43,8 @@ export interface ExtractConfig {
   retries?: number;
   /** A PostgreSQL catalog shared by several workers; none: the data directory's own commit log. */
   catalog?: string;
+  /** Where the warehouse (and an object-storage lake's local copy) lives: the data directory when local. */
+  localDir: string;
 }
 
 export const DEFAULT_PIPELINE = 'pipelines/demo.json';
@@ -79,10 +83,16 @@ export async function resolveExtractConfig(
   checkMetrics(pipelinePath, raw, pipeline);
   checkWindow(pipelinePath, pipeline);
   const streams = selectStreams(pipeline.streams, pipeline);
-  const dataDir = flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data';
-  await checkDataDir(dataDir);
   const retries = flags.retries ?? parseRetries(env.AVALAKE_RETRIES);
-  const catalog = resolveCatalog(flags.catalog ?? env.AVALAKE_CATALOG, pipeline.catalog);
+  const { dataDir, catalog, localDir } = await resolveLakeLocation(
+    {
+      dataDir: flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data',
+      ...defined({ catalog: flags.catalog, localDir: flags.localDir }),
+    },
+    env,
+    pipeline.catalog,
+  );
+  if (!isObjectStorage(dataDir)) await checkDataDir(dataDir);
   if (retries !== undefined && (!Number.isInteger(retries) || retries < 0 || retries > 100))
     throw new ConfigError(
       `--retries ${retries} is not allowed: give a whole number from 0 to 100 (default ${RETRY_COUNT})`,
@@ -92,10 +102,70 @@ export async function resolveExtractConfig(
     pipeline,
     streams,
     dataDir,
+    localDir,
     ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY, retries, catalog }),
     fullRefresh: flags.fullRefresh ?? env.AVALAKE_FULL_REFRESH === '1',
     wait: flags.wait ?? false,
   });
+}
+
+/** Where a lake is, its catalog, and where its warehouse is built. */
+export interface LakeLocation {
+  /** A local directory, or `s3://bucket/prefix`. */
+  dataDir: string;
+  catalog?: string;
+  /** The warehouse's directory (and an object-storage lake's local copy): the data directory when local. */
+  localDir: string;
+}
+
+/**
+ * `--data-dir` with `--catalog` (or AVALAKE_CATALOG, then the pipeline's) and `--local-dir` (or
+ * AVALAKE_LOCAL_DIR): a lake on object storage needs a catalog and a writable local directory for its
+ * warehouse; a local lake keeps its warehouse beside it (commands that write check it themselves).
+ */
+export async function resolveLakeLocation(
+  given: { dataDir: string; catalog?: string; localDir?: string },
+  env: Readonly<Record<string, string | undefined>>,
+  pipelineCatalog?: string,
+): Promise<LakeLocation> {
+  const catalog = resolveCatalog(given.catalog ?? env.AVALAKE_CATALOG, pipelineCatalog);
+  const { dataDir } = given;
+  const localDir = given.localDir ?? env.AVALAKE_LOCAL_DIR;
+  if (!isObjectStorage(dataDir)) {
+    if (given.localDir !== undefined)
+      throw new ConfigError(
+        `--local-dir is for a lake on object storage (--data-dir s3://…); a local lake keeps its warehouse in its data directory ${dataDir}`,
+      );
+    return { dataDir, localDir: dataDir, ...defined({ catalog }) };
+  }
+  checkObjectStorageUrl(dataDir);
+  if (!catalog)
+    throw new ConfigError(
+      `--data-dir ${dataDir}: a lake on object storage keeps its commit log in a catalog, and none is given; ` +
+        'add --catalog postgres://… (or AVALAKE_CATALOG, or "catalog" in the pipeline)',
+    );
+  await checkDataDir(localDir ?? 'data', '--local-dir');
+  return { dataDir, catalog, localDir: localDir ?? 'data' };
+}
+
+/** S3's bucket naming rules, and prefix segments that stay inside the bucket. */
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const PREFIX_SEGMENT = /^[A-Za-z0-9!_.*'()=-]+$/;
+
+function checkObjectStorageUrl(dataDir: string): void {
+  const { bucket, prefix } = parseObjectStorageUrl(dataDir) ?? { bucket: '', prefix: '' };
+  if (!BUCKET.test(bucket) || bucket.includes('..'))
+    throw new ConfigError(
+      `--data-dir ${dataDir}: "${bucket}" is not a bucket name; expected s3://bucket/prefix with a bucket of ` +
+        '3 to 63 lowercase letters, digits, dots and hyphens, such as s3://analytics-lake/avalake',
+    );
+  const bad = prefix
+    .split('/')
+    .find((segment) => prefix !== '' && (!PREFIX_SEGMENT.test(segment) || /^\.+$/.test(segment)));
+  if (bad !== undefined)
+    throw new ConfigError(
+      `--data-dir ${dataDir}: the prefix segment "${bad}" is not allowed; use letters, digits and ! _ . * ' ( ) = - between single slashes`,
+    );
 }
 
 /** `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme. */
@@ -207,15 +277,15 @@ function checkWindow(path: string, pipeline: Pipeline): void {
  * The data directory must be a directory we can create files in, or creatable: checked before anything
  * is written, so a mistake there creates nothing.
  */
-async function checkDataDir(dataDir: string): Promise<void> {
-  if (dataDir.trim() === '') throw new ConfigError('--data-dir is empty: name a directory such as "data"');
+async function checkDataDir(dataDir: string, flag = '--data-dir'): Promise<void> {
+  if (dataDir.trim() === '') throw new ConfigError(`${flag} is empty: name a directory such as "data"`);
   let at = resolve(dataDir);
   for (;;) {
     const info = await stat(at).catch((error: NodeJS.ErrnoException) => {
       // ENOTDIR: some ancestor is a file; walking up finds it and says so.
       if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
       throw new ConfigError(
-        `the data directory ${dataDir} cannot be used: ${at} is not reachable (${error.code}); choose another with --data-dir`,
+        `the data directory ${dataDir} cannot be used: ${at} is not reachable (${error.code}); choose another with ${flag}`,
       );
     });
     if (info === undefined) {
@@ -226,14 +296,14 @@ async function checkDataDir(dataDir: string): Promise<void> {
     }
     if (!info.isDirectory()) {
       throw new ConfigError(
-        `the data directory ${dataDir} cannot be created: ${at} is a file, not a directory; choose another with --data-dir`,
+        `the data directory ${dataDir} cannot be created: ${at} is a file, not a directory; choose another with ${flag}`,
       );
     }
     try {
       await access(at, constants.W_OK | constants.X_OK);
     } catch {
       throw new ConfigError(
-        `the data directory ${dataDir} is not writable: no permission to write in ${at}; choose another with --data-dir or fix its permissions`,
+        `the data directory ${dataDir} is not writable: no permission to write in ${at}; choose another with ${flag} or fix its permissions`,
       );
     }
     return;

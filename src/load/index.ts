@@ -15,7 +15,14 @@ export type { CompactionResult } from './compact.ts';
 export { fsyncFile } from './durable.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
-export { type Lake, type OpenLakeOptions, openLake, readLakeState, readWorkers } from './lake.ts';
+export {
+  type Lake,
+  type OpenLakeOptions,
+  openLake,
+  openLakeStorage,
+  readLakeState,
+  readWorkers,
+} from './lake.ts';
 export { FOLDER_KEYS, lakePaths, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,
@@ -29,3 +36,10 @@ export { encodeParquet, writeParquetFile } from './parquet.ts';
 export { CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';
 export { hasConfirmations, type Observation } from './state.ts';
+export {
+  eachLimited,
+  isObjectStorage,
+  type LakeStorage,
+  parseObjectStorageUrl,
+  StorageUnavailableError,
+} from './storage.ts';

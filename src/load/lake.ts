@@ -97,6 +97,15 @@ export async function readLakeState(dataDir: string, catalog?: string): Promise<
   }
 }
 
+/**
+ * Where a data directory's lake files are: its `lake/` folder, or the bucket an `s3://` URL names (the
+ * S3 client is loaded only then). Close it when done.
+ */
+export async function openLakeStorage(dataDir: string): Promise<LakeStorage> {
+  if (!isObjectStorage(dataDir)) return localStorage(lakePaths(dataDir).lakeDir);
+  return (await import('./s3-storage.ts')).openS3Storage(dataDir);
+}
+
 /** The workers of a catalog, live or gone, with the partitions each holds (for `status`). */
 export async function readWorkers(catalog: string): Promise<WorkerStanding[]> {
   const store = await (await import('./catalog.ts')).openCatalog(catalog);
@@ -120,10 +129,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     );
   if (!remote) await mkdir(paths.dataDir, { recursive: true });
   const runId = options.runId ?? randomUUID();
-  // Loaded only when asked for: a local lake without a catalog never imports the S3 or PostgreSQL client.
-  const storage = remote
-    ? await (await import('./s3-storage.ts')).openS3Storage(options.dataDir)
-    : localStorage(paths.lakeDir);
+  const storage = await openLakeStorage(options.dataDir);
+  // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.
   const catalog = options.catalog
     ? await (await import('./catalog.ts')).openCatalog(options.catalog).catch((error) => {
         storage.close();

@@ -16,7 +16,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { type LakeStorage, parseObjectStorageUrl, StorageUnavailableError } from './storage.ts';
+import { eachLimited, type LakeStorage, parseObjectStorageUrl, StorageUnavailableError } from './storage.ts';
 
 /**
  * The lake in an S3-compatible bucket: `s3://bucket/prefix` holds `prefix/lake/…` laid out as a local
@@ -50,24 +50,29 @@ export async function openS3Storage(
   const client = new S3Client({
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     maxAttempts: Number(env.AWS_MAX_ATTEMPTS) || DEFAULT_MAX_ATTEMPTS,
+    // Note: the SDK's default since 2025 frames streamed uploads as `aws-chunked` with a trailing
+    // checksum, which many S3-compatible servers (older MinIO, Ceph, s3rver) store verbatim, chunk
+    // headers and all. Checksums only where the operation requires them; avalake checks sha256 itself.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
   });
   const root = prefix === '' ? 'lake' : `${prefix}/lake`;
   const keyOf = (path: string) => (path === '' ? root : `${root}/${path}`);
   const where = `s3://${bucket}/${root}`;
 
+  const isNotFound = (error: unknown) =>
+    error instanceof S3ServiceException &&
+    (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey');
+
   /** Runs one request; a failure past the SDK's retries names the operation and the object. */
   const send = async <T>(what: string, path: string, request: () => Promise<T>): Promise<T> => {
     try {
       return await request();
     } catch (error) {
-      throw new StorageUnavailableError(`${what} of s3://${bucket}/${keyOf(path)}`, error);
+      throw new StorageUnavailableError(`${what} of s3://${bucket}/${keyOf(path)}`, error, isNotFound(error));
     }
   };
-
-  const isNotFound = (error: unknown) =>
-    error instanceof S3ServiceException &&
-    (error.$metadata.httpStatusCode === 404 || error.name === 'NotFound' || error.name === 'NoSuchKey');
 
   const size = async (path: string): Promise<number | undefined> => {
     try {
@@ -214,22 +219,4 @@ export async function openS3Storage(
     forgetFolders: () => {},
     close: () => client.destroy(),
   };
-}
-
-/** Runs `work(i)` for i in [0, count), at most `limit` at once; the first failure is thrown once all settle. */
-export async function eachLimited(
-  count: number,
-  limit: number,
-  work: (i: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const failures: unknown[] = [];
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      await work(i).catch((error) => failures.push(error));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-  if (failures.length > 0) throw failures[0];
 }

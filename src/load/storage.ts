@@ -138,7 +138,12 @@ export function localStorage(lakeDir: string): LakeStorage {
  */
 export class StorageUnavailableError extends Error {
   override name = 'StorageUnavailableError';
-  constructor(what: string, cause: unknown) {
+  /** `missing`: the object does not exist (a reader may have raced a compaction that removed it). */
+  constructor(
+    what: string,
+    cause: unknown,
+    readonly missing = false,
+  ) {
     const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     super(
       `${what} failed (${reason}): check the bucket, the endpoint (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL) ` +
@@ -157,3 +162,21 @@ export function parseObjectStorageUrl(dataDir: string): { bucket: string; prefix
 
 /** Whether a data directory names object storage rather than a local directory. */
 export const isObjectStorage = (dataDir: string): boolean => dataDir.startsWith('s3://');
+
+/** Runs `work(i)` for i in [0, count), at most `limit` at once; the first failure is thrown once all settle. */
+export async function eachLimited(
+  count: number,
+  limit: number,
+  work: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const failures: unknown[] = [];
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await work(i).catch((error) => failures.push(error));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
+  if (failures.length > 0) throw failures[0];
+}

@@ -1,7 +1,7 @@
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncFile } from '../load/index.ts';
+import { fsyncFile, isObjectStorage } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
 import {
   applyDelta,
@@ -15,6 +15,7 @@ import {
   sameSql,
 } from './incremental.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
+import { mirrorLake } from './mirror.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 import { warehouseObjects } from './sql.ts';
@@ -22,7 +23,10 @@ import { warehouseObjects } from './sql.ts';
 export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 
 export interface BuildOptions {
+  /** The lake's data directory, or `s3://bucket/prefix` (with a catalog). */
   dataDir: string;
+  /** Where the warehouse is built (and an object-storage lake mirrored): default the data directory. */
+  localDir?: string;
   modelsDir?: string;
   /** Ignore the last build: every model from the whole lake (what a deleted warehouse gets). */
   fromScratch?: boolean;
@@ -61,7 +65,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
   const order = buildOrder(models);
   const selected = selectModels(models, options.select);
-  const target = resolve(options.dataDir, WAREHOUSE_FILE);
+  const target = resolve(options.localDir ?? options.dataDir, WAREHOUSE_FILE);
   const aside = `${target}.building-${process.pid}`;
   await mkdir(dirname(target), { recursive: true });
   await rm(aside, { force: true });
@@ -70,7 +74,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   if (previous) await copyFile(target, aside);
   const partial = options.select !== undefined && previous;
 
-  const lake = await lakeSources(resolve(options.dataDir, 'lake'), options.catalog);
+  const lake = await readLake(options);
   const result: BuildResult = { path: target, built: [], skipped: [], kept: [] };
   const unavailable = new Map<string, string>();
   try {
@@ -164,6 +168,14 @@ async function buildModel(
   else await forgetHeld(db, model);
   if (model.incrementalBy) await recordSql(db, model);
   return 'full';
+}
+
+/** The lake's committed files: in place, or mirrored from object storage into the local directory. */
+async function readLake({ dataDir, catalog, localDir }: BuildOptions): Promise<LakeSources> {
+  if (!isObjectStorage(dataDir)) return lakeSources(resolve(dataDir, 'lake'), catalog);
+  if (!catalog)
+    throw new Error(`${dataDir}: a lake on object storage is read through its catalog (--catalog)`);
+  return mirrorLake(dataDir, catalog, resolve(localDir ?? 'data'));
 }
 
 function whyUnavailable(

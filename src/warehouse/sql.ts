@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { isObjectStorage } from '../load/storage.ts';
 import { withDuckDB } from './duckdb.ts';
 import { WAREHOUSE_FILE } from './paths.ts';
 
@@ -31,6 +32,11 @@ export async function withWarehouse<T>(
   dataDir: string,
   work: (connection: DuckDBConnection) => Promise<T>,
 ): Promise<T> {
+  if (isObjectStorage(dataDir))
+    throw new WarehouseUsageError(
+      `--data-dir ${dataDir}: the warehouse is a local file, built beside a mirror of that lake; name the ` +
+        'local directory the build used (its --local-dir, default data) with --data-dir',
+    );
   const path = resolve(dataDir, WAREHOUSE_FILE);
   const info = await stat(path).catch(() => undefined);
   if (!info?.isFile())

@@ -52,7 +52,10 @@ export interface TestReport {
 }
 
 export interface TestOptions {
+  /** The lake's data directory, or `s3://bucket/prefix` (with a catalog). */
   dataDir: string;
+  /** Where the warehouse was built: default the data directory. */
+  localDir?: string;
   modelsDir?: string;
   testsDir?: string;
   /** `--select` as for build: only these models' checks, their streams' freshness and the SQL tests reading them. */
@@ -121,7 +124,7 @@ export async function runWarehouseTests(options: TestOptions): Promise<TestRepor
   const outcomes: TestOutcome[] = [];
 
   // Day boundaries in the tests are UTC days, whatever the machine's zone (withDuckDB sets it).
-  await withWarehouse(options.dataDir, async (db) => {
+  await withWarehouse(options.localDir ?? options.dataDir, async (db) => {
     const present = await warehouseObjects(db);
     for (const model of models.filter((m) => selected.has(m.name)))
       for (const check of modelChecks(model)) {
