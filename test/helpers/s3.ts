@@ -93,9 +93,16 @@ interface S3rverOptions {
   directory: string;
 }
 
+/** The part of s3rver's filesystem store the harness mends (see `keepFolders`). */
+interface S3rverStore {
+  deleteObject(bucket: string, key: string): Promise<void>;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+}
+
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
+  store: S3rverStore;
 }
 
 type S3rverClass = new (options: S3rverOptions) => S3rverInstance;
@@ -107,11 +114,28 @@ function loadS3rver(): S3rverClass {
   return loaded as S3rverClass;
 }
 
+/**
+ * Note: s3rver's DeleteObject removes the folders a deletion leaves empty, and its PutObject opens its
+ * file after creating the folders, with no error handler on the stream: a PUT into a folder while another
+ * key of it is deleted can find the folder gone and crash the whole process with ENOENT. Real S3 has no
+ * folders, so the harness deletes an object's files and leaves the folders be.
+ */
+function keepFolders(store: S3rverStore): void {
+  store.deleteObject = async (bucket, key) => {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((resource) =>
+        rm(store.getResourcePath(bucket, key, resource), { force: true }),
+      ),
+    );
+  };
+}
+
 /** Starts s3rver on a free loopback port with its own temp directory. */
 export async function startS3(): Promise<S3TestServer> {
   const S3rver = loadS3rver();
   const directory = await mkdtemp(join(tmpdir(), 'avalake-s3-'));
   const server = new S3rver({ port: 0, address: LOOPBACK, silent: true, directory });
+  keepFolders(server.store);
   try {
     const { port } = await server.run();
     const endpoint = `http://${LOOPBACK}:${port}`;
