@@ -1,4 +1,5 @@
-import { ConfigError, type LakeLocation, resolveLakeLocation } from '../extract/config.ts';
+import { ConfigError } from '../extract/errors.ts';
+import { type LakeLocation, resolveLakeLocation } from '../extract/location.ts';
 import { EXIT } from './exit.js';
 
 /**

@@ -1,3 +1,8 @@
+/** A mistake in the configuration: one clear line for the user, exit 2, nothing written. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 /** Where a request failed: enough for a user to find it, never the API key (it travels in a header only). */
 export interface RequestLocation {
   stream?: string;
