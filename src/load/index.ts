@@ -42,4 +42,5 @@ export {
   type LakeStorage,
   parseObjectStorageUrl,
   StorageUnavailableError,
+  stagedPath,
 } from './storage.ts';

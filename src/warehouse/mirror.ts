@@ -9,6 +9,7 @@ import {
   readLakeState,
   StorageUnavailableError,
   type StreamState,
+  stagedPath,
 } from '../load/index.ts';
 import type { LakeSources } from './lake-sources.ts';
 
@@ -58,22 +59,26 @@ export async function mirrorLake(dataDir: string, catalog: string, localDir: str
 }
 
 async function download(storage: LakeStorage, streams: Map<string, StreamState>, lakeDir: string) {
-  const wanted: LiveFile[] = [];
-  for (const state of streams.values())
+  const wanted: (LiveFile & { stream: string })[] = [];
+  for (const [stream, state] of streams)
     for (const file of mirrored(state)) {
       const local = join(lakeDir, ...file.path.split('/'));
       const size = await stat(local).then(
         (s) => s.size,
         () => undefined,
       );
-      if (size !== file.bytes) wanted.push(file);
+      if (size !== file.bytes) wanted.push({ ...file, stream });
     }
   await eachLimited(wanted.length, DOWNLOADS, async (i) => {
-    const file = wanted[i] as LiveFile;
-    const local = join(lakeDir, ...file.path.split('/'));
+    const { path, stream } = wanted[i] as LiveFile & { stream: string };
+    const local = join(lakeDir, ...path.split('/'));
     await mkdir(dirname(local), { recursive: true });
     await rm(local, { force: true });
-    await storage.download(file.path, local);
+    await storage.download(path, local).catch(async (error) => {
+      // Committed a moment ago and not yet copied into place: its staged copy goes only after the copy.
+      if (!(error instanceof StorageUnavailableError && error.missing)) throw error;
+      await storage.download(stagedPath(stream, path.slice(path.lastIndexOf('/') + 1)), local);
+    });
   });
 }
 

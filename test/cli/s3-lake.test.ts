@@ -184,6 +184,43 @@ it('run on an S3 lake through failing and dropped requests: the lake and the war
   expect(new Set(standing.partitions.map((p) => p.stream))).toEqual(new Set(streams));
 }, 300_000);
 
+it('two workers on one bucket, built from while they commit: every build succeeds, the lake equals one process’s', async () => {
+  const w = coreWorkspace(emulator, (p) => {
+    p.flush = { rows: 100 };
+    p.concurrency = 2;
+    const metrics = p.metrics as { chains: string[]; intervals: string[] };
+    metrics.chains = metrics.chains.slice(0, 1);
+    metrics.intervals = ['day'];
+  });
+  const reference = join(w.dir, 'reference');
+  expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
+  const dataDir = await freshBucket(s3, 'workers');
+  const catalog = await freshDatabase(pg.url);
+  const lake = ['--data-dir', dataDir, '--catalog', catalog];
+  const workers = [0, 1].map(() => cli(['extract', w.pipelinePath, ...lake, '--quiet']));
+  let done = false;
+  void Promise.all(workers).then(() => {
+    done = true;
+  });
+  // Builds race the workers' commits: a file committed but not yet copied into place is read staged.
+  const builds: { code: number | null; stderr: string }[] = [];
+  while (!done) {
+    builds.push(await cli(['build', ...lake, '--local-dir', join(w.dir, 'local')]));
+  }
+  for (const out of await Promise.all(workers)) expect(out.code, out.stderr).toBe(0);
+  console.log(`${builds.length} builds while two workers committed to the bucket`);
+  expect(builds.length).toBeGreaterThan(0);
+  for (const build of builds) expect(build.code, build.stderr).toBe(0);
+
+  const copy = await mkdtemp(join(tmpdir(), 'avalake-s3-copy-'));
+  scratch.push(copy);
+  await downloadPrefix(s3, dataDir, copy);
+  const streams = [...(await readLakeState(reference)).keys()].sort();
+  expect([...(await readLakeState(dataDir, catalog)).keys()].sort()).toEqual(streams);
+  const [s3Rows, localRows] = await Promise.all([lakeRows(copy, streams), lakeRows(reference, streams)]);
+  for (const stream of streams) expect(s3Rows[stream], stream).toEqual(localRows[stream]);
+}, 300_000);
+
 it('bad object-storage settings: exit 2 naming the setting, exit 1 for a bucket that does not answer; nothing written', async () => {
   const w = coreWorkspace(emulator);
   const dataDir = await freshBucket(s3, 'bad');
