@@ -18,7 +18,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { captureOutput } from '../helpers/output.ts';
+import { captureOutput, runCli } from '../helpers/output.ts';
 
 /**
  * Bad inputs through the real `extract` command: each gets the exit code of DESIGN.md, one clear message
@@ -417,25 +417,6 @@ describe('extract: failures at run time', () => {
   });
 });
 
-/** The real process: exit code as the shell sees it, and no stack trace. */
-function cli(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
-      env: { ...process.env, ...env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('extract as a process', () => {
   it('exits with the codes of DESIGN.md, one message each, no stack trace, no key', async () => {
     const bad = workspace('{"network": "fuji",');
@@ -446,11 +427,11 @@ describe('extract as a process', () => {
     const closed = `http://127.0.0.1:${closedPort}`;
     try {
       const [notJson, unknownStream, underFile, lock, unreachable] = await Promise.all([
-        cli(['extract', bad.pipelinePath, '--data-dir', bad.dataDir], { AVALAKE_API_KEY: GOOD_KEY }),
-        cli(['extract', good.pipelinePath, '--data-dir', good.dataDir, '--streams', 'nope']),
-        cli(['extract', good.pipelinePath, '--data-dir', join(good.pipelinePath, 'x')]),
-        cli(['extract', locked.pipelinePath, '--data-dir', locked.dataDir, '--api-key', GOOD_KEY]),
-        cli([
+        runCli(['extract', bad.pipelinePath, '--data-dir', bad.dataDir], { AVALAKE_API_KEY: GOOD_KEY }),
+        runCli(['extract', good.pipelinePath, '--data-dir', good.dataDir, '--streams', 'nope']),
+        runCli(['extract', good.pipelinePath, '--data-dir', join(good.pipelinePath, 'x')]),
+        runCli(['extract', locked.pipelinePath, '--data-dir', locked.dataDir, '--api-key', GOOD_KEY]),
+        runCli([
           'extract',
           good.pipelinePath,
           '--data-dir',

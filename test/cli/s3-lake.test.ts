@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -11,6 +10,7 @@ import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
 import { queryLake, streamTable } from '../helpers/lake.ts';
+import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import {
   downloadPrefix,
@@ -46,28 +46,12 @@ afterAll(async () => {
   for (const dir of scratch) await rm(dir, { recursive: true, force: true });
 });
 
-/** One command as a process, reaching S3 through `endpoint`: its exit code and output. */
-function cli(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
-      env: { ...process.env, ...s3.env, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Columns that say when a run read a row: two runs a few seconds apart differ there and nowhere else. */
 const READ_TIME =
   /^(_?run_id|_?extracted_at|_?snapshot_at|status_observed_at|first_seen_at|last_seen_at|valid_from|valid_to)$/;
+
+/** `avalake ARGS` as a process that finds the test server through the standard AWS variables. */
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { ...s3.env, ...env });
 
 const through = (endpoint: string) => ({ AWS_ENDPOINT_URL_S3: endpoint, AWS_ENDPOINT_URL: endpoint });
 

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
+import { runCli } from '../helpers/output.ts';
 
 let emulator: Emulator;
 let dataDir: string;
@@ -19,24 +19,10 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 /** A command as a process under a given TZ: its stdout (the exit code must be 0). */
-function cli(tz: string, args: string[]) {
-  return new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
-      env: { ...process.env, TZ: tz, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) =>
-      code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`)),
-    );
-  });
+async function stdoutUnder(tz: string, args: string[]): Promise<string> {
+  const { code, stdout, stderr } = await runCli(args, { TZ: tz });
+  if (code !== 0) throw new Error(`exit ${code}: ${stderr}`);
+  return stdout;
 }
 
 it('prints and exports times in UTC whatever TZ is: the same output under Asia/Tokyo and America/Los_Angeles', async () => {
@@ -46,11 +32,19 @@ it('prints and exports times in UTC whatever TZ is: the same output under Asia/T
   for (const tz of ['UTC', 'Asia/Tokyo', 'America/Los_Angeles']) {
     const out = join(dataDir, `stg_rewards-${tz.replace('/', '_')}.csv`);
     outputs[tz] = [
-      await cli(tz, ['sql', query, '--data-dir', dataDir]),
-      await cli(tz, ['sql', query, '--data-dir', dataDir, '--format', 'json']),
-      await cli(tz, ['sql', query, '--data-dir', dataDir, '--format', 'csv']),
-      (await cli(tz, ['export', 'stg_rewards', '--format', 'csv', '--out', out, '--data-dir', dataDir])) &&
-        readFileSync(out, 'utf8'),
+      await stdoutUnder(tz, ['sql', query, '--data-dir', dataDir]),
+      await stdoutUnder(tz, ['sql', query, '--data-dir', dataDir, '--format', 'json']),
+      await stdoutUnder(tz, ['sql', query, '--data-dir', dataDir, '--format', 'csv']),
+      (await stdoutUnder(tz, [
+        'export',
+        'stg_rewards',
+        '--format',
+        'csv',
+        '--out',
+        out,
+        '--data-dir',
+        dataDir,
+      ])) && readFileSync(out, 'utf8'),
     ];
   }
   expect(outputs['Asia/Tokyo']).toEqual(outputs.UTC);

@@ -9,6 +9,7 @@ import { readLakeState } from '../../src/load/lake.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
 import { queryLake, streamTable } from '../helpers/lake.ts';
+import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 
 let emulator: Emulator;
@@ -145,25 +146,6 @@ it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes:
   }
 }, 240_000);
 
-/** One command as a process: its exit code and output. */
-function cli(args: string[]) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 it('a catalog that is not a PostgreSQL URL is exit 2; one that does not answer is exit 1, its password masked, nothing written', async () => {
   const w = coreWorkspace(emulator);
   // A port that refuses connections: bound, then released.
@@ -175,9 +157,9 @@ it('a catalog that is not a PostgreSQL URL is exit 2; one that does not answer i
   });
   const down = `postgres://avalake:s3cret-pw@127.0.0.1:${closed}/avalake`;
   const [notPostgres, extract, status] = await Promise.all([
-    cli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', 'mysql://db/avalake']),
-    cli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', down]),
-    cli(['status', '--data-dir', w.dataDir, '--catalog', down]),
+    runCli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', 'mysql://db/avalake']),
+    runCli(['extract', w.pipelinePath, '--data-dir', w.dataDir, '--catalog', down]),
+    runCli(['status', '--data-dir', w.dataDir, '--catalog', down]),
   ]);
   expect(notPostgres.code).toBe(2);
   expect(notPostgres.stderr).toContain('--catalog: expected a PostgreSQL URL such as postgres://');

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { vi } from 'vitest';
 
 /** Runs a command in-process and returns its exit code with what it wrote to stdout and stderr. */
@@ -21,4 +22,33 @@ export async function captureOutput(
     out.mockRestore();
     err.mockRestore();
   }
+}
+
+/** What a command run as a process did: its exit code as the shell sees it, and its two streams. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `avalake ARGS` as a real process (the environment plus `env`, no colour) and collects its output. */
+export function runCli(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
