@@ -8,8 +8,8 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/lake.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
-import { queryLake, streamTable } from '../helpers/lake.ts';
+import { coreWorkspace, extractOnce, fewMetrics } from '../helpers/extract.ts';
+import { lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import {
@@ -46,6 +46,18 @@ afterAll(async () => {
   for (const dir of scratch) await rm(dir, { recursive: true, force: true });
 });
 
+/** The bucket's lake holds the same streams and rows as a local one; returns the streams. */
+async function expectSameLake(dataDir: string, catalog: string, reference: string): Promise<string[]> {
+  const copy = await mkdtemp(join(tmpdir(), 'avalake-s3-copy-'));
+  scratch.push(copy);
+  await downloadPrefix(s3, dataDir, copy);
+  const streams = [...(await readLakeState(reference)).keys()].sort();
+  expect([...(await readLakeState(dataDir, catalog)).keys()].sort()).toEqual(streams);
+  const [s3Rows, localRows] = await Promise.all([lakeRows(copy, streams), lakeRows(reference, streams)]);
+  for (const stream of streams) expect(s3Rows[stream], stream).toEqual(localRows[stream]);
+  return streams;
+}
+
 /** Columns that say when a run read a row: two runs a few seconds apart differ there and nowhere else. */
 const READ_TIME =
   /^(_?run_id|_?extracted_at|_?snapshot_at|status_observed_at|first_seen_at|last_seen_at|valid_from|valid_to)$/;
@@ -64,26 +76,12 @@ async function listFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-/** Every row of every stream, lineage aside, sorted: two lakes with the same rows are equal. */
-async function lakeRows(dataDir: string, streams: Iterable<string>) {
-  const rows: Record<string, string[]> = {};
-  for (const stream of streams) {
-    const found = await queryLake(
-      `select * exclude (_run_id, _extracted_at, filename) from ${streamTable(dataDir, stream)}`,
-    );
-    rows[stream] = found.map(({ _snapshot_at: _, ...row }) => JSON.stringify(row)).sort();
-  }
-  return rows;
-}
-
 it('run on an S3 lake through failing and dropped requests: the lake and the warehouse equal a local run’s', async () => {
   const w = coreWorkspace(emulator, (p) => {
     p.streams = [...MART_STREAMS];
     // Small flushes: many objects staged, moved and (at the run's end) compacted.
     p.flush = { rows: 200 };
-    const metrics = p.metrics as { chains: string[]; intervals: string[] };
-    metrics.chains = metrics.chains.slice(0, 1);
-    metrics.intervals = ['day'];
+    fewMetrics(p);
   });
   const reference = join(w.dir, 'reference');
   expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
@@ -111,13 +109,7 @@ it('run on an S3 lake through failing and dropped requests: the lake and the war
   const state = await readLakeState(dataDir, catalog);
   const live = [...state.values()].flatMap((s) => s.files.map((f) => `lake/${f.path}`));
   expect(keys.filter((k) => k.startsWith('lake/')).sort()).toEqual(live.sort());
-  const copy = await mkdtemp(join(tmpdir(), 'avalake-s3-copy-'));
-  scratch.push(copy);
-  await downloadPrefix(s3, dataDir, copy);
-  const streams = [...(await readLakeState(reference)).keys()].sort();
-  expect([...state.keys()].sort()).toEqual(streams);
-  const [s3Rows, localRows] = await Promise.all([lakeRows(copy, streams), lakeRows(reference, streams)]);
-  for (const stream of streams) expect(s3Rows[stream], stream).toEqual(localRows[stream]);
+  const streams = await expectSameLake(dataDir, catalog, reference);
 
   // The warehouse built from the mirror: every model, the same rows as the local build's.
   const models = await queryWarehouse(
@@ -172,9 +164,7 @@ it('two workers on one bucket, built from while they commit: every build succeed
   const w = coreWorkspace(emulator, (p) => {
     p.flush = { rows: 100 };
     p.concurrency = 2;
-    const metrics = p.metrics as { chains: string[]; intervals: string[] };
-    metrics.chains = metrics.chains.slice(0, 1);
-    metrics.intervals = ['day'];
+    fewMetrics(p);
   });
   const reference = join(w.dir, 'reference');
   expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
@@ -196,13 +186,7 @@ it('two workers on one bucket, built from while they commit: every build succeed
   expect(builds.length).toBeGreaterThan(0);
   for (const build of builds) expect(build.code, build.stderr).toBe(0);
 
-  const copy = await mkdtemp(join(tmpdir(), 'avalake-s3-copy-'));
-  scratch.push(copy);
-  await downloadPrefix(s3, dataDir, copy);
-  const streams = [...(await readLakeState(reference)).keys()].sort();
-  expect([...(await readLakeState(dataDir, catalog)).keys()].sort()).toEqual(streams);
-  const [s3Rows, localRows] = await Promise.all([lakeRows(copy, streams), lakeRows(reference, streams)]);
-  for (const stream of streams) expect(s3Rows[stream], stream).toEqual(localRows[stream]);
+  await expectSameLake(dataDir, catalog, reference);
 }, 300_000);
 
 it('bad object-storage settings: exit 2 naming the setting, exit 1 for a bucket that does not answer; nothing written', async () => {

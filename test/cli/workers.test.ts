@@ -7,8 +7,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/lake.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
-import { queryLake, streamTable } from '../helpers/lake.ts';
+import { coreWorkspace, extractOnce, fewMetrics } from '../helpers/extract.ts';
+import { lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 
@@ -44,17 +44,6 @@ function worker(pipelinePath: string, dataDir: string, catalog: string) {
   return { child, exit };
 }
 
-/** Every row of every stream, lineage aside (who read it, when), sorted: two lakes with the same rows are equal. */
-async function lakeRows(dataDir: string, catalog?: string) {
-  const rows: Record<string, string[]> = {};
-  for (const stream of (await readLakeState(dataDir, catalog)).keys()) {
-    const table = streamTable(dataDir, stream);
-    const found = await queryLake(`select * exclude (_run_id, _extracted_at, filename) from ${table}`);
-    rows[stream] = found.map(({ _snapshot_at: _, ...row }) => JSON.stringify(row)).sort();
-  }
-  return rows;
-}
-
 async function untilTrue(check: () => Promise<boolean>, what: string, ms = 60_000) {
   const deadline = Date.now() + ms;
   while (!(await check())) {
@@ -67,10 +56,7 @@ it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes:
   const w = coreWorkspace(emulator, (p) => {
     p.flush = { rows: 100 };
     p.concurrency = 2;
-    // Metrics are many one-page partitions; a few keep the test short.
-    const metrics = p.metrics as { chains: string[]; intervals: string[] };
-    metrics.chains = metrics.chains.slice(0, 1);
-    metrics.intervals = ['day'];
+    fewMetrics(p);
   });
   const reference = join(w.dir, 'reference');
   expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
@@ -110,8 +96,8 @@ it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes:
 
     // The same rows as one process took, none twice.
     const [workersLake, referenceLake] = await Promise.all([
-      lakeRows(w.dataDir, catalog),
-      lakeRows(reference),
+      lakeRows(w.dataDir, (await readLakeState(w.dataDir, catalog)).keys()),
+      lakeRows(reference, (await readLakeState(reference)).keys()),
     ]);
     expect(Object.keys(workersLake).sort()).toEqual(Object.keys(referenceLake).sort());
     for (const stream of Object.keys(referenceLake)) {

@@ -68,3 +68,18 @@ export function fileHashes(dir: string): Record<string, string> {
   walk(dir);
   return files;
 }
+
+/** Every row of these streams, lineage aside (who read it, when), sorted: two lakes with the same rows are equal. */
+export async function lakeRows(
+  dataDir: string,
+  streams: Iterable<string>,
+): Promise<Record<string, string[]>> {
+  const rows: Record<string, string[]> = {};
+  for (const stream of streams) {
+    const found = await queryLake(
+      `select * exclude (_run_id, _extracted_at, filename) from ${streamTable(dataDir, stream)}`,
+    );
+    rows[stream] = found.map(({ _snapshot_at: _, ...row }) => JSON.stringify(row)).sort();
+  }
+  return rows;
+}
