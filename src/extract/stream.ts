@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Partition } from '../load/index.ts';
 import type { Service } from '../reference/compute-units.ts';
 import type { Pipeline } from './pipeline.ts';
 
@@ -7,9 +8,9 @@ export type Strategy = 'cursor' | 'newest-first' | 'snapshot' | 'height-walk';
 
 /**
  * One partition of a stream: one checkpoint. `network` always; `chain` when the stream is per EVM chain;
- * other keys (address, nodeId, metric, …) become columns, never folders.
+ * other keys (address, nodeId, metric, …) become columns, never folders. The load layer defines it.
  */
-export type Partition = Readonly<Record<string, string>>;
+export type { Partition };
 
 /** A GET against the Data or Metrics API: path (already filled in) and query, without paging. */
 export interface HttpPageRequest {

@@ -3,10 +3,9 @@ import pg from 'pg';
 import { allowanceOf, type SharedAllowance } from './catalog-allowance.ts';
 import { type CatalogRuns, catalogRuns, listWorkers, type WorkerStanding } from './catalog-runs.ts';
 import { createSchema } from './catalog-schema.ts';
-import { LakeCorruptError } from './errors.ts';
 import { type Partition, partitionId } from './layout.ts';
 import { CatalogUnavailableError, CommitConflictError, type RecordStore, type StreamLog } from './records.ts';
-import { type CommitRecord, commitRecordSchema, isCompaction, parseState, serializeState } from './state.ts';
+import { type CommitRecord, isCompaction, parseCommitRecord, parseState, serializeState } from './state.ts';
 
 /**
  * A PostgreSQL catalog: the commit log, checkpoints and the work queue of a lake shared by several
@@ -86,15 +85,8 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     }
     return s;
   };
-  const parseRecord = (json: unknown, stream: string, seq: unknown): CommitRecord => {
-    const result = commitRecordSchema.safeParse(json);
-    if (!result.success)
-      throw new LakeCorruptError(
-        `catalog record ${stream} #${seq} is malformed: ${result.error.message}`,
-        name,
-      );
-    return result.data;
-  };
+  const parseRecord = (json: unknown, stream: string, seq: unknown): CommitRecord =>
+    parseCommitRecord(json, `catalog record ${stream} #${seq}`, name);
 
   return {
     name,
@@ -122,13 +114,8 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
           [stream, through],
         );
         await client.query('commit');
-        let state: StreamLog['state'];
-        if (stateRow.rows[0]) {
-          const parsed = parseState(stateRow.rows[0].state);
-          if ('error' in parsed)
-            throw new LakeCorruptError(`catalog state of ${stream} is malformed: ${parsed.error}`, name);
-          state = parsed;
-        }
+        const state: StreamLog['state'] =
+          stateRow.rows[0] && parseState(stateRow.rows[0].state, `catalog state of ${stream}`, name);
         const records = rows.map((r) => parseRecord(r.record, stream, r.seq));
         // Rows come in commit order: the last is the newest (a spread of every id could overflow the stack).
         loadedThrough.set(stream, Math.max(through, Number(rows.at(-1)?.commit_id ?? 0)));

@@ -1,22 +1,20 @@
 import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
-import { LakeCorruptError } from './errors.ts';
 import { fileRecordStore } from './file-records.ts';
 import { createGenerations, type Generations } from './generations.ts';
-import { isSafeSegment, type LakePaths, lakePaths, type Partition, seqOfStagedFile } from './layout.ts';
+import { isSafeSegment, type LakePaths, lakePaths, type Partition } from './layout.ts';
 import type { RecordStore, StreamLog } from './records.ts';
+import { baseName, createRecovery, publishStaged, type RecoveryReport } from './recovery.ts';
 import {
   applyRecord,
   type CommitRecord,
   type CompactCommit,
   type DataCommit,
   emptyState,
-  isCompaction,
-  type LiveFile,
   type PartitionState,
   partitionStateOf,
   type StreamState,
 } from './state.ts';
-import { folderOf, type LakeStorage, localStorage, stagedPath, stagingFolder } from './storage.ts';
+import { folderOf, type LakeStorage, localStorage, stagingFolder } from './storage.ts';
 
 export type {
   CommitRecord,
@@ -47,13 +45,7 @@ export type Checkpoint = Readonly<Record<string, unknown>>;
 /** A stream is folded when a run leaves at least this many records after its state. */
 export const FOLD_RECORDS = 16;
 
-/** What recovery did, for the run log. */
-export interface RecoveryReport {
-  /** Staged files of committed flushes moved into the lake (lake-relative paths). */
-  rolledForward: string[];
-  /** Staged files no commit names (a flush that never committed), deleted. */
-  discarded: string[];
-}
+export type { RecoveryReport } from './recovery.ts';
 
 export interface CommitLog {
   /** Recovers every stream and loads its state. Call once, holding the data directory (its lock or a run). */
@@ -95,7 +87,7 @@ export interface CommitLog {
 
 /**
  * A local lake swaps a stream's folders by generation on compaction; object storage has no links, so
- * there a compaction publishes its merged files one by one (see `publish`).
+ * there a compaction publishes its merged files one by one (`publishStaged`).
  */
 const NO_GENERATIONS: Generations = { ensureLink: async () => {}, settle: async () => {} };
 
@@ -133,19 +125,6 @@ export function createCommitLog(
     return records;
   };
 
-  /**
-   * Moves a committed staged file into the lake. A merged file (object storage only: a local compaction
-   * builds a generation instead) is copied in before the files it replaces are deleted, and its staged
-   * copy goes last: while that stands, the publish is unfinished and recovery does it again.
-   */
-  const publish = async (stream: string, file: { path: string; staged: string; replaces?: string[] }) => {
-    const staged = stagedPath(stream, file.staged);
-    if (!file.replaces) return storage.move(staged, file.path);
-    await storage.copy(staged, file.path);
-    for (const path of file.replaces) await storage.remove(path);
-    await storage.remove(staged);
-  };
-
   const generations = storage.remote
     ? NO_GENERATIONS
     : createGenerations(
@@ -155,6 +134,7 @@ export function createCommitLog(
       );
   const ensureStreamDir = generations.ensureLink;
   const settleGeneration = generations.settle;
+  const recovery = createRecovery({ storage, store, stateOf, ensureStreamDir });
 
   const log: CommitLog = {
     store,
@@ -175,10 +155,10 @@ export function createCommitLog(
         // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
         await store.withStream(stream, 'exclusive', async () => {
           const records = load(stream, await store.loadStream(stream, { tidy: true }));
-          await rollForward(stream, report);
+          await recovery.rollForward(stream, report);
           await settleGeneration(stream);
           await removeStrayConfirmations(storage, stateOf(stream));
-          await checkFiles(stream, records);
+          await recovery.checkFiles(stream, records);
         });
       }
       return report;
@@ -214,7 +194,7 @@ export function createCommitLog(
         remember(record);
         if (record.files.length === 0) return;
         if (record.files.some((f) => f.table === 'data')) await ensureStreamDir(record.stream);
-        for (const file of record.files) await publish(record.stream, file);
+        for (const file of record.files) await publishStaged(storage, record.stream, file);
         // Not needed for correctness (recovery would redo a lost rename) but keeps the lake as committed.
         for (const folder of new Set(record.files.map((f) => folderOf(f.path)))) await storage.sync(folder);
         await storage.sync(staging);
@@ -230,7 +210,8 @@ export function createCommitLog(
       await store.append(record);
       remember(record);
       if (!storage.remote) return settleGeneration(record.stream);
-      for (const file of record.added) await publish(record.stream, { ...file, staged: baseName(file.path) });
+      for (const file of record.added)
+        await publishStaged(storage, record.stream, { ...file, staged: baseName(file.path) });
     },
 
     async fold(minRecords = FOLD_RECORDS) {
@@ -259,86 +240,7 @@ export function createCommitLog(
     },
   };
   return log;
-
-  /**
-   * Staged files whose writer is gone: those a commit names (in its record or, once folded, among the
-   * state's live files) move into the lake, the rest are deleted. A shared store's live writers keep theirs.
-   */
-  async function rollForward(stream: string, report: RecoveryReport) {
-    const names = await storage.list(stagingFolder(stream));
-    if (names.length === 0) return;
-    const gone = await store.abandoned(
-      stream,
-      names.map((n) => seqOfStagedFile(n)).filter((seq): seq is number => seq !== undefined),
-    );
-    const committed = committedStagedFiles(stateOf(stream));
-    let changed = false;
-    for (const name of names) {
-      const seq = seqOfStagedFile(name);
-      if (seq !== undefined && !gone.has(seq)) continue;
-      const file = committed.get(name);
-      const path = stagedPath(stream, name);
-      if (!file) {
-        await storage.remove(path);
-        report.discarded.push(path);
-      } else {
-        const sha256 = await storage.sha256(path);
-        if (sha256 !== file.sha256) {
-          throw new LakeCorruptError(
-            `staged file of commit ${seq} has sha256 ${sha256}, the commit record says ${file.sha256}; ` +
-              'it was damaged after its fsync: restore it from a backup or delete the commit record to drop that flush',
-            `${storage.where}/${path}`,
-          );
-        }
-        if (file.table === 'data') await ensureStreamDir(stream);
-        await publish(stream, { ...file, staged: name });
-        await storage.sync(folderOf(file.path));
-        report.rolledForward.push(file.path);
-      }
-      changed = true;
-    }
-    if (changed) await storage.sync(stagingFolder(stream));
-  }
-
-  /** The files the records after the state brought in must be in the lake, whole. */
-  async function checkFiles(stream: string, records: CommitRecord[]) {
-    const live = new Set(stateOf(stream).files.map((f) => f.path));
-    for (const record of records) {
-      for (const file of isCompaction(record) ? record.added : record.files) {
-        if (!live.has(file.path)) continue;
-        const size = await storage.size(file.path);
-        // Committed by a writer of a shared catalog that may still be alive (or not yet known dead): its
-        // file waits in staging for that writer, or for the recovery after its lease lapses.
-        const staged = 'staged' in file ? file.staged : baseName(file.path);
-        if (size === undefined && (await storage.size(stagedPath(stream, staged))) !== undefined) continue;
-        if (size !== file.bytes) {
-          throw new LakeCorruptError(
-            `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
-              `${size === undefined ? 'no such file' : `${size} bytes`}; restore the file from a backup`,
-            `${storage.where}/${file.path}`,
-          );
-        }
-      }
-    }
-  }
 }
-
-/**
- * The staging name of each live file a commit made: a data file `…/part-<seq>-<n>.parquet` (a flush's,
- * or a merged one on object storage) was staged as `part-<seq>-<n>.parquet`, a rejects file as
- * `rejects-<seq>-<n>.parquet`. Sequence numbers are unique per stream, so the names are too.
- */
-function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
-  const byName = new Map<string, LiveFile>();
-  for (const file of state.files) {
-    if (file.table === 'confirmations') continue;
-    const base = baseName(file.path);
-    byName.set(file.table === 'data' ? base : base.replace(/^part-/, 'rejects-'), file);
-  }
-  return byName;
-}
-
-const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /**
  * Every stream's state as of its newest commit, read-only: no lock, no recovery, tmp files left alone.

@@ -13,7 +13,7 @@ import {
 import type { RecordStore, StreamLog } from './records.ts';
 import {
   type CommitRecord,
-  commitRecordSchema,
+  parseCommitRecord,
   parseState,
   type StreamState,
   serializeState,
@@ -95,10 +95,7 @@ async function readStreamLog(
   let state: StreamState | undefined;
   if (stateSeq >= 0) {
     const path = join(dir, stateFileName(stateSeq));
-    const parsed = parseState(await readJson(path, stateFileName(stateSeq)));
-    if ('error' in parsed)
-      throw new LakeCorruptError(`${stateFileName(stateSeq)} is malformed: ${parsed.error}`, path);
-    state = parsed;
+    state = parseState(await readJson(path, stateFileName(stateSeq)), stateFileName(stateSeq), path);
   }
   const records: CommitRecord[] = [];
   for (const name of names) {
@@ -114,10 +111,9 @@ async function readStreamLog(
       if (tidy) await unlink(path);
       continue;
     }
-    const result = commitRecordSchema.safeParse(await readJson(path, `commit record ${name}`));
-    if (!result.success)
-      throw new LakeCorruptError(`commit record ${name} is malformed: ${result.error.message}`, path);
-    records.push(result.data);
+    records.push(
+      parseCommitRecord(await readJson(path, `commit record ${name}`), `commit record ${name}`, path),
+    );
   }
   return { state, records: records.sort((a, b) => a.seq - b.seq) };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LakeCorruptError } from './errors.ts';
 import { type Partition, partitionId } from './layout.ts';
 
 /**
@@ -181,11 +182,19 @@ export function serializeState(state: StreamState): string {
   return JSON.stringify({ ...state, partitions: [...state.partitions.values()] });
 }
 
-export function parseState(json: unknown): StreamState | { error: string } {
+/** A folded state as read back from its store; a malformed one is a LakeCorruptError saying what and where. */
+export function parseState(json: unknown, what: string, where: string): StreamState {
   const result = streamStateSchema.safeParse(json);
-  if (!result.success) return { error: result.error.message };
+  if (!result.success) throw new LakeCorruptError(`${what} is malformed: ${result.error.message}`, where);
   const { partitions, ...rest } = result.data;
   return { ...rest, partitions: new Map(partitions.map((p) => [partitionId(p.partition), p])) };
+}
+
+/** A commit record as read back from its store; a malformed one is a LakeCorruptError saying what and where. */
+export function parseCommitRecord(json: unknown, what: string, where: string): CommitRecord {
+  const result = commitRecordSchema.safeParse(json);
+  if (!result.success) throw new LakeCorruptError(`${what} is malformed: ${result.error.message}`, where);
+  return result.data;
 }
 
 /** Whether any snapshot of the stream was confirmed unchanged (pending in the state, or in its files). */

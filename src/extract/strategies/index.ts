@@ -6,7 +6,7 @@ import { walkSnapshot } from './snapshot.ts';
 import type { Walk, WalkContext } from './walk.ts';
 
 export { SNAPSHOT_AT, SNAPSHOT_PARTITION } from './snapshot.ts';
-export type { Rejected, Walk, WalkContext, WalkStep } from './walk.ts';
+export type { Walk, WalkContext, WalkStep } from './walk.ts';
 
 /** The paginator of a stream's strategy: one mechanism per strategy, shared by every stream. */
 export function walkOf(stream: StreamDefinition, ctx: WalkContext, runStartedAt: number): Walk {

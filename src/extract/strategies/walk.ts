@@ -1,12 +1,7 @@
 import type { z } from 'zod';
+import type { Reject } from '../../load/index.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { PageRequest, Partition, StreamDefinition } from '../stream.ts';
-
-/** A record that failed its stream's schema, kept verbatim with why. */
-export interface Rejected {
-  raw: string;
-  reason: string;
-}
 
 /**
  * One step of a walk: the records to append (checked), the rejects, and the checkpoint that holds once
@@ -14,7 +9,7 @@ export interface Rejected {
  */
 export interface WalkStep {
   append: Record<string, unknown>[];
-  rejects: Rejected[];
+  rejects: Reject[];
   checkpoint: Record<string, unknown> | undefined;
   /** The newest record time (Unix seconds) this step reached, for streams whose records have one. */
   newestAt?: number;
@@ -46,7 +41,7 @@ export type Walk = AsyncGenerator<WalkStep, void, void>;
 /** Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects. */
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
-  const rejects: Rejected[] = [];
+  const rejects: Reject[] = [];
   for (const raw of stream.records(body)) {
     const parsed = stream.schema.safeParse(raw);
     if (parsed.success) valid.push(parsed.data);
