@@ -1,7 +1,6 @@
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
-import { createRunOutput, type RunOutput } from '../extract/progress.ts';
 import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
 import {
   CatalogUnavailableError,
@@ -10,6 +9,7 @@ import {
   StorageUnavailableError,
 } from '../load/index.ts';
 import { EXIT } from './exit.js';
+import { createRunOutput, type RunOutput } from './progress-display.ts';
 import { VERSION } from './version.js';
 
 export interface ExtractArgs extends ExtractFlags {

@@ -1,15 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLiveDisplay, renderProgress } from '../../src/cli/progress-display.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { PipelineSchema } from '../../src/extract/pipeline.ts';
-import {
-  applyProgress,
-  createLiveDisplay,
-  createProgressState,
-  type ProgressEvent,
-  renderProgress,
-} from '../../src/extract/progress.ts';
+import { applyProgress, createProgressState, type ProgressEvent } from '../../src/extract/progress.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { openLake } from '../../src/load/index.ts';
