@@ -1,0 +1,118 @@
+import type { Data, DataType } from 'apache-arrow';
+import { RecordTypeError } from './errors.ts';
+
+/**
+ * Column builders that write straight into typed buffers (no per-value Arrow objects). Buffers double as
+ * they fill and are reused after `finish()`, so a long run holds one batch's worth of memory per column.
+ */
+
+export interface ColumnBuilder {
+  readonly length: number;
+  /** Appends a value; null/undefined is NULL and throws for a required column. */
+  append(value: unknown): void;
+  /** Appends NULL without the required check: a slot masked by a NULL parent struct. */
+  appendNull(): void;
+  /** Drops values from index `length` on, including a half-appended nested value. */
+  truncate(length: number): void;
+  /** Buffer bytes in use, for flush thresholds. */
+  byteLength(): number;
+  /** The Arrow data so far; the builder starts over empty. */
+  finish(): Data;
+}
+
+export type Typed = Uint8Array | Int32Array | Uint32Array | Float64Array | BigInt64Array;
+
+export function ensure<T extends Typed>(array: T, need: number): T {
+  if (need <= array.length) return array;
+  let capacity = Math.max(64, array.length * 2);
+  while (capacity < need) capacity *= 2;
+  const next = new (array.constructor as new (n: number) => T)(capacity);
+  next.set(array as never);
+  return next;
+}
+
+/** A bitmap whose every bit is written (set or cleared), so reused bytes never leak stale bits. */
+export class Bitmap {
+  bytes = new Uint8Array(64);
+  zeros = 0;
+
+  set(index: number, bit: boolean): void {
+    this.bytes = ensure(this.bytes, (index >> 3) + 1);
+    const mask = 1 << (index & 7);
+    if (bit) this.bytes[index >> 3] = (this.bytes[index >> 3] ?? 0) | mask;
+    else {
+      this.bytes[index >> 3] = (this.bytes[index >> 3] ?? 0) & ~mask;
+      this.zeros++;
+    }
+  }
+
+  get(index: number): boolean {
+    return (((this.bytes[index >> 3] ?? 0) >> (index & 7)) & 1) === 1;
+  }
+
+  truncate(from: number, to: number): void {
+    for (let i = to; i < from; i++) if (!this.get(i)) this.zeros--;
+  }
+
+  take(length: number): Uint8Array {
+    const out = this.bytes.slice(0, (length + 7) >> 3);
+    this.zeros = 0;
+    return out;
+  }
+}
+
+export abstract class Base implements ColumnBuilder {
+  length = 0;
+  protected validity = new Bitmap();
+
+  constructor(
+    readonly type: DataType,
+    protected readonly path: string,
+    private readonly nullable: boolean,
+  ) {}
+
+  append(value: unknown): void {
+    if (value === null || value === undefined) {
+      if (!this.nullable) throw new RecordTypeError(this.path, value, 'a value is required');
+      this.appendNull();
+      return;
+    }
+    this.write(this.length, value);
+    this.validity.set(this.length, true);
+    this.length++;
+  }
+
+  appendNull(): void {
+    this.writeNull(this.length);
+    this.validity.set(this.length, false);
+    this.length++;
+  }
+
+  truncate(length: number): void {
+    if (length < this.length) {
+      this.validity.truncate(this.length, length);
+      this.length = length;
+    }
+    this.truncateValues(length);
+  }
+
+  finish(): Data {
+    const length = this.length;
+    const nullCount = this.validity.zeros;
+    const nullBitmap = this.validity.take(length);
+    const data = this.take(length, nullCount, nullCount > 0 ? nullBitmap : undefined);
+    this.length = 0;
+    return data;
+  }
+
+  /** Writes a non-null value at `index`; throws RecordTypeError before changing anything visible. */
+  protected abstract write(index: number, value: unknown): void;
+  protected abstract writeNull(index: number): void;
+  protected truncateValues(_length: number): void {}
+  protected abstract take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data;
+  abstract byteLength(): number;
+
+  protected fail(value: unknown, reason: string): never {
+    throw new RecordTypeError(this.path, value, reason);
+  }
+}
