@@ -3,7 +3,7 @@ import type { RateBudget } from './budget.ts';
 import { FinalError } from './errors.ts';
 import type { Fetcher } from './fetcher.ts';
 import type { Pipeline } from './pipeline.ts';
-import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
+import { type PageRequest, type Partition, pathOf, type StreamDefinition } from './stream.ts';
 
 export interface SendPageArgs {
   request: PageRequest;
@@ -50,7 +50,7 @@ export async function sendPage(args: SendPageArgs): Promise<unknown> {
     return body.result;
   }
   const base = request.service === 'metrics' ? urls.metrics : urls.data;
-  const url = new URL(request.path, base);
+  const url = new URL(pathOf(request), base);
   for (const [k, v] of Object.entries(request.query)) if (v !== undefined) url.searchParams.set(k, String(v));
   const pageSize = pipeline.pageSize[item.stream.name] ?? item.stream.maxPageSize;
   if (pageSize !== undefined) url.searchParams.set('pageSize', String(pageSize));

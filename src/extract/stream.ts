@@ -12,14 +12,41 @@ export type Strategy = 'cursor' | 'newest-first' | 'snapshot' | 'height-walk';
  */
 export type { Partition };
 
-/** A GET against the Data or Metrics API: path (already filled in) and query, without paging. */
+/** A GET against the Data or Metrics API: its route, the route's parameters and the query, without paging. */
 export interface HttpPageRequest {
   kind: 'http';
   service: Exclude<Service, 'rpc'>;
-  /** The route's path template, for its compute-unit price and for messages. */
+  /**
+   * The route's path template (`/v1/chains/{chainId}/blocks`): it prices the request in compute units,
+   * and the path is built from it and `params`, so the two cannot drift apart.
+   */
   route: string;
-  path: string;
+  params: Readonly<Record<string, string>>;
   query: Readonly<Record<string, string | number | boolean | undefined>>;
+}
+
+/** The `{name}` parameters of a route template, as a type: `'/v1/chains/{chainId}/blocks'` → `'chainId'`. */
+type RouteParams<R extends string> = R extends `${string}{${infer P}}${infer Rest}`
+  ? P | RouteParams<Rest>
+  : never;
+
+/** A GET of a route: a parameter the route lacks, or one it names and is not given, does not compile. */
+export function httpGet<R extends string>(request: {
+  service: HttpPageRequest['service'];
+  route: R;
+  params: { readonly [K in RouteParams<R>]: string };
+  query: HttpPageRequest['query'];
+}): HttpPageRequest {
+  return { kind: 'http', ...request };
+}
+
+/** The path of a GET: its route with each `{name}` filled in from its parameters. */
+export function pathOf(request: HttpPageRequest): string {
+  return request.route.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = request.params[name];
+    if (value === undefined) throw new Error(`route ${request.route}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
 }
 
 /** A call of the node's P-Chain JSON-RPC. */
@@ -33,7 +60,7 @@ export interface RpcPageRequest {
 
 export type PageRequest = HttpPageRequest | RpcPageRequest;
 
-interface StreamBase<S extends z.ZodObject> {
+interface StreamBase<S extends z.ZodObject, P extends Partition> {
   /** snake_case; the lake folder and the staging model's name. */
   name: string;
   description: string;
@@ -47,7 +74,7 @@ interface StreamBase<S extends z.ZodObject> {
   /** What a pipeline lists to feed the stream (for the "nothing to read" message), e.g. `icm.addresses`. */
   inputs?: string;
   /** The partitions a pipeline asks for; none when the pipeline does not feed this stream. */
-  partitions(pipeline: Pipeline): Partition[];
+  partitions(pipeline: Pipeline): P[];
   /** The list of records in one answer. */
   records(body: unknown): unknown[];
   /**
@@ -61,17 +88,18 @@ interface StreamBase<S extends z.ZodObject> {
    * whose newest record lags by more than this plus its maximum age. Absent: records come when they come
    * (an address's transfers), so only the last check is judged.
    */
-  cadence?(partition: Partition): number;
+  cadence?(partition: P): number;
 }
 
 /**
  * Ascending by time: `startTimestamp` (inclusive) from the last committed record's time, following page
  * tokens; the records at the boundary time are remembered so the overlap is not appended twice.
  */
-export interface CursorStream<S extends z.ZodObject> extends StreamBase<S> {
+export interface CursorStream<S extends z.ZodObject, P extends Partition = Partition>
+  extends StreamBase<S, P> {
   strategy: 'cursor';
   /** The first page's request from a cursor (undefined: from where the pipeline's history starts). */
-  request(pipeline: Pipeline, partition: Partition, cursor: number | undefined): HttpPageRequest;
+  request(pipeline: Pipeline, partition: P, cursor: number | undefined): HttpPageRequest;
   /** The cursor value of a record (its time, in Unix seconds). */
   cursorOf(record: z.output<S>): number;
 }
@@ -81,10 +109,11 @@ export interface CursorStream<S extends z.ZodObject> extends StreamBase<S> {
  * run and has re-read every record that could still change (`isFinal` false: a pending delegation, an
  * unspent UTXO, an undelivered message, the latest metric point); changed ones are appended again.
  */
-export interface NewestFirstStream<S extends z.ZodObject> extends StreamBase<S> {
+export interface NewestFirstStream<S extends z.ZodObject, P extends Partition = Partition>
+  extends StreamBase<S, P> {
   strategy: 'newest-first';
   /** `since`: the sort value of the newest committed record, for listings that can start there. */
-  request(pipeline: Pipeline, partition: Partition, since: number | undefined): HttpPageRequest;
+  request(pipeline: Pipeline, partition: P, since: number | undefined): HttpPageRequest;
   /**
    * A record that can no longer change; default: every record is final. `newest` is true for the first
    * record of the listing (the latest metric point, say, which keeps changing until its period ends).
@@ -101,22 +130,24 @@ export interface NewestFirstStream<S extends z.ZodObject> extends StreamBase<S> 
 }
 
 /** The whole answer is one observation, stamped `_snapshot_at`. */
-export interface SnapshotStream<S extends z.ZodObject> extends StreamBase<S> {
+export interface SnapshotStream<S extends z.ZodObject, P extends Partition = Partition>
+  extends StreamBase<S, P> {
   strategy: 'snapshot';
-  request(pipeline: Pipeline, partition: Partition): PageRequest;
+  request(pipeline: Pipeline, partition: P): PageRequest;
 }
 
 /**
  * One record set per height, from the last committed height to the tip the node reports (P-Chain blocks
  * by `platform.getBlockByHeight`). The node costs no compute units; each height is one request.
  */
-export interface HeightWalkStream<S extends z.ZodObject> extends StreamBase<S> {
+export interface HeightWalkStream<S extends z.ZodObject, P extends Partition = Partition>
+  extends StreamBase<S, P> {
   strategy: 'height-walk';
   /** The request that tells the newest height, and how to read it from the answer. */
-  tip(pipeline: Pipeline, partition: Partition): PageRequest;
+  tip(pipeline: Pipeline, partition: P): PageRequest;
   tipOf(body: unknown): number;
   /** The request for one height. */
-  request(pipeline: Pipeline, partition: Partition, height: number): PageRequest;
+  request(pipeline: Pipeline, partition: P, height: number): PageRequest;
   /**
    * The time (Unix seconds) of the height in `request`'s answer, undefined when it has none (blocks
    * older than Banff): a first run starts at the first height at or after the pipeline's `start`, found
@@ -125,15 +156,21 @@ export interface HeightWalkStream<S extends z.ZodObject> extends StreamBase<S> {
   timeOf?(body: unknown): number | undefined;
 }
 
-export type StreamDefinition<S extends z.ZodObject = z.ZodObject> =
-  | CursorStream<S>
-  | NewestFirstStream<S>
-  | SnapshotStream<S>
-  | HeightWalkStream<S>;
+export type StreamDefinition<S extends z.ZodObject = z.ZodObject, P extends Partition = Partition> =
+  | CursorStream<S, P>
+  | NewestFirstStream<S, P>
+  | SnapshotStream<S, P>
+  | HeightWalkStream<S, P>;
 
-/** Declares a stream; the identity function that lets TypeScript check the record types of its parts. */
-export function defineStream<S extends z.ZodObject>(stream: StreamDefinition<S>): StreamDefinition<S> {
-  return stream;
+/**
+ * Declares a stream; the identity function that lets TypeScript check its parts: the record types, and
+ * the partition keys its `partitions` makes, which its `request` and `cadence` then read (a misspelled
+ * key does not compile).
+ */
+export function defineStream<S extends z.ZodObject, P extends Partition>(
+  stream: StreamDefinition<S, P>,
+): StreamDefinition<S> {
+  return stream as StreamDefinition<S>;
 }
 
 /** A record's identity as text: its primary key values, in order. */

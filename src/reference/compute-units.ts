@@ -22,6 +22,10 @@ const table = new Map<string, number>(
 );
 
 /** CUs one request to a route costs, by its path template (e.g. `/v1/networks/{network}/rewards`). */
+/** Whether the table prices this route (a route it does not know is charged the service's default). */
+export const pricesRoute = (service: Service, method: string, pathTemplate: string): boolean =>
+  service === 'rpc' || table.has(`${method} ${pathTemplate}`);
+
 export function computeUnitsOf(service: Service, method: string, pathTemplate: string): number {
   if (service === 'rpc') return 0;
   return table.get(`${method} ${pathTemplate}`) ?? DEFAULT_CU[service];

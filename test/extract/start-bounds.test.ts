@@ -4,7 +4,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
-import type { StreamDefinition } from '../../src/extract/stream.ts';
+import { pathOf, type StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { fetchJson, startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
@@ -95,7 +95,7 @@ async function truthOf(
 ): Promise<number> {
   if (stream.strategy !== 'cursor' && stream.strategy !== 'newest-first') throw new Error('not a listing');
   const request = stream.request(pipeline, partition, undefined);
-  const url = new URL(`${emulator.url}${request.path}`);
+  const url = new URL(`${emulator.url}${pathOf(request)}`);
   for (const [k, v] of Object.entries(request.query))
     if (v !== undefined && !BOUNDS.includes(k)) url.searchParams.set(k, String(v));
   if (stream.maxPageSize) url.searchParams.set('pageSize', String(stream.maxPageSize));

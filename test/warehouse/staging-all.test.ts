@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
-import { keyOf } from '../../src/extract/stream.ts';
+import { type HttpPageRequest, keyOf, pathOf } from '../../src/extract/stream.ts';
 import { STREAM_NAMES, STREAMS } from '../../src/extract/streams/index.ts';
 import { openLake } from '../../src/load/index.ts';
 import { type BuildResult, buildWarehouse, DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts';
@@ -46,8 +46,8 @@ async function seedNearHead(dataDir: string, emulator: Emulator, pipeline: Pipel
       }
       if (!WHOLE_CHAIN_NEWEST_FIRST.includes(stream.name) || stream.strategy === 'height-walk') continue;
       for (const partition of stream.partitions(pipeline)) {
-        const request = stream.request(pipeline, partition, undefined) as { path: string };
-        const page = await fetchJson(`${emulator.url}${request.path}?pageSize=${DEPTH}`);
+        const request = stream.request(pipeline, partition, undefined) as HttpPageRequest;
+        const page = await fetchJson(`${emulator.url}${pathOf(request)}?pageSize=${DEPTH}`);
         const records = stream.records(page.body) as unknown[];
         // A listing shorter than a page is read whole.
         if (records.length < DEPTH) continue;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INTERVAL_SECONDS, METRICS_PUBLISH_LAG_SECONDS } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 
 /** Each point carries the answer's `lastRun`: when the service last updated the series. */
 const pointsWithLastRun = (body: unknown): unknown[] => {
@@ -32,12 +32,12 @@ export const avgTps = defineStream({
   // A point per day, the newest still filling up.
   cadence: () => INTERVAL_SECONDS.day + METRICS_PUBLISH_LAG_SECONDS,
   partitions: (p) => p.metrics.chains.map((chain) => ({ network: p.network, chain })),
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'metrics',
-    route: '/v1/avg_tps/{chainId}',
-    path: `/v1/avg_tps/${partition.chain}`,
-    query: {},
-  }),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'metrics',
+      route: '/v1/avg_tps/{chainId}',
+      params: { chainId: partition.chain },
+      query: {},
+    }),
   records: pointsWithLastRun,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField } from './fields.ts';
 
 /** `all` is the listing without the `feature` filter; the others are §4.17's feature values. */
@@ -44,12 +44,12 @@ export const chains = defineStream({
     p.evm.chains.length + p.metrics.chains.length + p.icm.addresses.length > 0
       ? FEATURES.map((feature) => ({ network: p.network, feature }))
       : [],
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains',
-    path: '/v1/chains',
-    query: { network: p.network, feature: partition.feature === 'all' ? undefined : partition.feature },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains',
+      params: {},
+      query: { network: p.network, feature: partition.feature === 'all' ? undefined : partition.feature },
+    }),
   records: listField('chains'),
 });

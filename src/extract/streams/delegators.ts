@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
@@ -34,16 +34,16 @@ export const delegators = defineStream({
   timeOf: (d) => Number(d.startTimestamp),
   partitions: (p) =>
     [...p.primary.nodeIds, ...p.primary.addresses].map((subject) => ({ network: p.network, subject })),
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/delegators',
-    path: `/v1/networks/${p.network}/delegators`,
-    query: {
-      [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'rewardAddresses']: partition.subject,
-      sortOrder: 'desc',
-    },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/delegators',
+      params: { network: p.network },
+      query: {
+        [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'rewardAddresses']: partition.subject,
+        sortOrder: 'desc',
+      },
+    }),
   records: listField('delegators'),
   maxPageSize: MAX_PAGE_SIZE,
 });

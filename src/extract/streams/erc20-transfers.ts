@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { party, price } from '../../schemas/avalanche.ts';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perChainAndAddress } from './fields.ts';
 
 /**
@@ -37,13 +37,13 @@ export const erc20Transfers = defineStream({
   // A first run has no block to start from: it reads newest first down to the pipeline's `start`.
   timeOf: (t) => Number(t.blockTimestamp),
   partitions: perChainAndAddress,
-  request: (_p, partition, since) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/addresses/{address}/transactions:listErc20',
-    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/transactions:listErc20`,
-    query: { startBlock: since },
-  }),
+  request: (_p, partition, since) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/addresses/{address}/transactions:listErc20',
+      params: { chainId: partition.chain, address: partition.address },
+      query: { startBlock: since },
+    }),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { erc721Token, nativeTokenBalance } from '../../schemas/evm.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 
 /** §8: the ERC-721 balance listing alone pages up to 500. */
 const MAX_ERC721_PAGE_SIZE = 500;
@@ -32,13 +32,13 @@ export const erc721Balances = defineStream({
   // Note: the holder is `owner`, not `address`: each record's `address` is its collection's.
   partitions: (p) =>
     p.evm.chains.flatMap((chain) => p.evm.addresses.map((owner) => ({ network: p.network, chain, owner }))),
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/addresses/{address}/balances:listErc721',
-    path: `/v1/chains/${partition.chain}/addresses/${partition.owner}/balances:listErc721`,
-    query: {},
-  }),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/addresses/{address}/balances:listErc721',
+      params: { chainId: partition.chain, address: partition.owner },
+      query: {},
+    }),
   records: tokensWithNative,
   maxPageSize: MAX_ERC721_PAGE_SIZE,
 });

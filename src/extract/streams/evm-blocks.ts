@@ -1,7 +1,6 @@
 import { evmBlock } from '../../schemas/evm.ts';
-import type { Pipeline } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+import { defineStream, httpGet } from '../stream.ts';
+import { isNamed, listField, MAX_PAGE_SIZE, perEvmChain } from './fields.ts';
 
 const NAME = 'evm_blocks';
 
@@ -22,14 +21,14 @@ export const evmBlocks = defineStream({
   schema: evmBlock,
   primaryKey: ['blockNumber'],
   timeOf: (block) => Number(block.blockTimestamp),
-  partitions: whenNamed(NAME, (p: Pipeline) => p.evm.chains.map((chain) => ({ network: p.network, chain }))),
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/blocks',
-    path: `/v1/chains/${partition.chain}/blocks`,
-    query: {},
-  }),
+  partitions: (p) => (isNamed(p, NAME) ? perEvmChain(p) : []),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/blocks',
+      params: { chainId: partition.chain },
+      query: {},
+    }),
   records: listField('blocks'),
   maxPageSize: MAX_PAGE_SIZE,
 });

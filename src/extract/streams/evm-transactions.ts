@@ -1,7 +1,6 @@
 import { evmTransaction } from '../../schemas/evm.ts';
-import type { Pipeline } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+import { defineStream, httpGet } from '../stream.ts';
+import { isNamed, listField, MAX_PAGE_SIZE, perEvmChain } from './fields.ts';
 
 const NAME = 'evm_transactions';
 
@@ -21,14 +20,14 @@ export const evmTransactions = defineStream({
   schema: evmTransaction,
   primaryKey: ['txHash'],
   timeOf: (tx) => Number(tx.blockTimestamp),
-  partitions: whenNamed(NAME, (p: Pipeline) => p.evm.chains.map((chain) => ({ network: p.network, chain }))),
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/transactions',
-    path: `/v1/chains/${partition.chain}/transactions`,
-    query: {},
-  }),
+  partitions: (p) => (isNamed(p, NAME) ? perEvmChain(p) : []),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/transactions',
+      params: { chainId: partition.chain },
+      query: {},
+    }),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });

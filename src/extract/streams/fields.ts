@@ -15,13 +15,8 @@ export const MAX_METRICS_PAGE_SIZE = 2160;
  * blocks, its vertices, a height walk): without a `start`, the first run would read the chain back to
  * its genesis, millions of pages on mainnet. Such a stream runs only when the pipeline names it in `streams`.
  */
-export const whenNamed =
-  <P>(
-    name: string,
-    partitions: (pipeline: P & { streams?: readonly string[] | undefined }) => Record<string, string>[],
-  ) =>
-  (pipeline: P & { streams?: readonly string[] | undefined }) =>
-    pipeline.streams?.includes(name) ? partitions(pipeline) : [];
+export const isNamed = (pipeline: { streams?: readonly string[] | undefined }, name: string): boolean =>
+  pipeline.streams?.includes(name) ?? false;
 
 type Feeds = {
   network: string;
@@ -32,6 +27,9 @@ type Feeds = {
 /** One partition per configured P-/X-Chain address. */
 export const perPrimaryAddress = (p: Feeds) =>
   p.primary.addresses.map((address) => ({ network: p.network, address }));
+
+/** One partition per configured EVM chain. */
+export const perEvmChain = (p: Feeds) => p.evm.chains.map((chain) => ({ network: p.network, chain }));
 
 /** One partition per configured EVM chain × EVM address. */
 export const perChainAndAddress = (p: Feeds) =>

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { price } from '../../schemas/avalanche.ts';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 const transaction = z.object({
@@ -54,13 +54,13 @@ export const icmMessages = defineStream({
   // The listing is sorted by send time (§4.16): the source transaction's.
   timeOf: (m) => (m.sourceTransaction ? Number(m.sourceTransaction.timestamp) : undefined),
   partitions: (p) => p.icm.addresses.map((address) => ({ network: p.network, address })),
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/icm/addresses/{address}/messages',
-    path: `/v1/icm/addresses/${partition.address}/messages`,
-    query: { network: p.network },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/icm/addresses/{address}/messages',
+      params: { address: partition.address },
+      query: { network: p.network },
+    }),
   records: listField('messages'),
   maxPageSize: MAX_PAGE_SIZE,
 });

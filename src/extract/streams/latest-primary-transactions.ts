@@ -1,7 +1,7 @@
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
 import type { Pipeline } from '../pipeline.ts';
-import { defineStream, type HttpPageRequest } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+import { defineStream, type HttpPageRequest, httpGet } from '../stream.ts';
+import { isNamed, listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
  * §4.1 without addresses: the chain's latest transactions, newest first. The listing takes no time
@@ -11,13 +11,13 @@ import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
  */
 const latest =
   (blockchainId: string) =>
-  (p: Pipeline): HttpPageRequest => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/transactions',
-    path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
-    query: {},
-  });
+  (p: Pipeline): HttpPageRequest =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/transactions',
+      params: { network: p.network, blockchainId: blockchainId },
+      query: {},
+    });
 
 const perNetwork = (p: Pipeline) => [{ network: p.network }];
 
@@ -29,7 +29,7 @@ export const pChainLatestTransactions = defineStream({
   schema: pChainTx,
   primaryKey: ['txHash'],
   timeOf: (tx) => Number(tx.blockTimestamp),
-  partitions: whenNamed('p_chain_latest_transactions', perNetwork),
+  partitions: (p) => (isNamed(p, 'p_chain_latest_transactions') ? perNetwork(p) : []),
   request: latest('p-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
@@ -43,7 +43,7 @@ export const xChainLatestTransactions = defineStream({
   schema: xChainTx,
   primaryKey: ['txHash'],
   timeOf: (tx) => Number(tx.timestamp),
-  partitions: whenNamed('x_chain_latest_transactions', perNetwork),
+  partitions: (p) => (isNamed(p, 'x_chain_latest_transactions') ? perNetwork(p) : []),
   request: latest('x-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
@@ -57,7 +57,7 @@ export const cChainLatestTransactions = defineStream({
   schema: cChainTx,
   primaryKey: ['txHash'],
   timeOf: (tx) => Number(tx.timestamp),
-  partitions: whenNamed('c_chain_latest_transactions', perNetwork),
+  partitions: (p) => (isNamed(p, 'c_chain_latest_transactions') ? perNetwork(p) : []),
   request: latest('c-chain'),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,

@@ -7,7 +7,7 @@ import {
 } from '../../reference/metrics.ts';
 import { lake } from '../../schemas/lake.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_METRICS_PAGE_SIZE } from './fields.ts';
 
 /**
@@ -27,9 +27,6 @@ export const metrics = defineStream({
   sinceOf: (point) => Number(point.timestamp),
   timeOf: (point) => Number(point.timestamp),
   isFinal: (_point, { newest }) => !newest,
-  // The newest point is the period still filling up: it starts at most one period ago.
-  cadence: (partition) =>
-    INTERVAL_SECONDS[partition.interval as MetricInterval] + METRICS_PUBLISH_LAG_SECONDS,
   partitions: (p) =>
     p.metrics.chains.flatMap((chain) =>
       p.metrics.metrics.flatMap((metric) =>
@@ -38,17 +35,20 @@ export const metrics = defineStream({
           .map((interval) => ({ network: p.network, chain, metric, interval })),
       ),
     ),
-  request: (p, partition, since) => ({
-    kind: 'http',
-    service: 'metrics',
-    route: '/v2/chains/{chainId}/metrics/{metric}',
-    path: `/v2/chains/${partition.chain}/metrics/${partition.metric}`,
-    query: {
-      timeInterval: partition.interval,
-      startTimestamp: since ?? historyStart(p),
-      endTimestamp: historyEnd(p),
-    },
-  }),
+  // The newest point is the period still filling up: it starts at most one period ago.
+  cadence: (partition) =>
+    INTERVAL_SECONDS[partition.interval as MetricInterval] + METRICS_PUBLISH_LAG_SECONDS,
+  request: (p, partition, since) =>
+    httpGet({
+      service: 'metrics',
+      route: '/v2/chains/{chainId}/metrics/{metric}',
+      params: { chainId: partition.chain, metric: partition.metric },
+      query: {
+        timeInterval: partition.interval,
+        startTimestamp: since ?? historyStart(p),
+        endTimestamp: historyEnd(p),
+      },
+    }),
   records: listField('results'),
   maxPageSize: MAX_METRICS_PAGE_SIZE,
 });

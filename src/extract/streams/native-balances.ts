@@ -1,5 +1,5 @@
 import { nativeTokenBalance } from '../../schemas/evm.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { perChainAndAddress } from './fields.ts';
 
 const balanceOf = (body: unknown): unknown[] => {
@@ -19,12 +19,12 @@ export const nativeBalances = defineStream({
   schema: nativeTokenBalance,
   primaryKey: ['chainId'],
   partitions: perChainAndAddress,
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/addresses/{address}/balances:getNative',
-    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/balances:getNative`,
-    query: { currency: 'usd' },
-  }),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/addresses/{address}/balances:getNative',
+      params: { chainId: partition.chain, address: partition.address },
+      query: { currency: 'usd' },
+    }),
   records: balanceOf,
 });

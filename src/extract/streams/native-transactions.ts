@@ -1,5 +1,5 @@
 import { evmTransaction } from '../../schemas/evm.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perChainAndAddress } from './fields.ts';
 
 /**
@@ -18,13 +18,13 @@ export const nativeTransactions = defineStream({
   // A first run has no block to start from: it reads newest first down to the pipeline's `start`.
   timeOf: (t) => Number(t.blockTimestamp),
   partitions: perChainAndAddress,
-  request: (_p, partition, since) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/addresses/{address}/transactions:listNative',
-    path: `/v1/chains/${partition.chain}/addresses/${partition.address}/transactions:listNative`,
-    query: { startBlock: since },
-  }),
+  request: (_p, partition, since) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/addresses/{address}/transactions:listNative',
+      params: { chainId: partition.chain, address: partition.address },
+      query: { startBlock: since },
+    }),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });

@@ -1,5 +1,5 @@
 import { erc721Token } from '../../schemas/evm.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
@@ -19,13 +19,13 @@ export const nftTokens = defineStream({
     p.evm.chains.flatMap((chain) =>
       p.evm.collections.map((collection) => ({ network: p.network, chain, collection })),
     ),
-  request: (_p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/chains/{chainId}/nfts/collections/{address}/tokens',
-    path: `/v1/chains/${partition.chain}/nfts/collections/${partition.collection}/tokens`,
-    query: {},
-  }),
+  request: (_p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/chains/{chainId}/nfts/collections/{address}/tokens',
+      params: { chainId: partition.chain, address: partition.collection },
+      query: {},
+    }),
   records: listField('tokens'),
   maxPageSize: MAX_PAGE_SIZE,
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
 import { numericAmount } from '../../schemas/primary.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
@@ -41,13 +41,13 @@ export const nodeBlocks = defineStream({
   sinceOf: (b) => Number(b.blockTimestamp),
   timeOf: (b) => Number(b.blockTimestamp),
   partitions: (p) => p.primary.nodeIds.map((nodeId) => ({ network: p.network, nodeId })),
-  request: (p, partition, since) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
-    path: `/v1/networks/${p.network}/blockchains/p-chain/nodes/${partition.nodeId}/blocks`,
-    query: { startTimestamp: since ?? historyStart(p), endTimestamp: historyEnd(p) },
-  }),
+  request: (p, partition, since) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/nodes/{nodeId}/blocks',
+      params: { network: p.network, blockchainId: 'p-chain', nodeId: partition.nodeId },
+      query: { startTimestamp: since ?? historyStart(p), endTimestamp: historyEnd(p) },
+    }),
   records: listField('blocks'),
   maxPageSize: MAX_PAGE_SIZE,
 });

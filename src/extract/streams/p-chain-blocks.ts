@@ -1,7 +1,7 @@
 import { rpcBlock, rpcBlockTx } from '../../schemas/primary.ts';
 import type { Pipeline } from '../pipeline.ts';
 import { defineStream, type RpcPageRequest } from '../stream.ts';
-import { whenNamed } from './fields.ts';
+import { isNamed } from './fields.ts';
 
 type Json = Record<string, unknown>;
 
@@ -79,7 +79,7 @@ export const pChainBlocks = defineStream({
   strategy: 'height-walk',
   schema: rpcBlock,
   primaryKey: ['height'],
-  partitions: whenNamed('p_chain_blocks', perNetwork),
+  partitions: (p) => (isNamed(p, 'p_chain_blocks') ? perNetwork(p) : []),
   tip,
   tipOf,
   request: byHeight,
@@ -98,7 +98,7 @@ export const pChainBlockTransactions = defineStream({
   strategy: 'height-walk',
   schema: rpcBlockTx,
   primaryKey: ['txID'],
-  partitions: whenNamed('p_chain_block_transactions', perNetwork),
+  partitions: (p) => (isNamed(p, 'p_chain_block_transactions') ? perNetwork(p) : []),
   tip,
   tipOf,
   request: byHeight,

@@ -1,6 +1,6 @@
 import { balanceRow } from '../../schemas/primary.ts';
 import type { Pipeline } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 
 const CHAINS = ['p-chain', 'x-chain', 'c-chain'] as const;
 
@@ -39,16 +39,16 @@ export const primaryBalances = defineStream({
         asOfDays(p).map((asOfDay) => ({ network: p.network, chain, address, asOfDay })),
       ),
     ),
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/balances',
-    path: `/v1/networks/${p.network}/blockchains/${partition.chain}/balances`,
-    query: {
-      addresses: partition.address,
-      blockTimestamp:
-        partition.asOfDay && partition.asOfDay !== LATEST ? endOfDay(partition.asOfDay) : undefined,
-    },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/balances',
+      params: { network: p.network, blockchainId: partition.chain },
+      query: {
+        addresses: partition.address,
+        blockTimestamp:
+          partition.asOfDay && partition.asOfDay !== LATEST ? endOfDay(partition.asOfDay) : undefined,
+      },
+    }),
   records: balanceRows,
 });

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { cChainTx, pChainTx, xChainTx } from '../../schemas/primary.ts';
 import { historyEnd, historyStart, type Pipeline } from '../pipeline.ts';
-import { type CursorStream, defineStream, type Partition } from '../stream.ts';
+import { type CursorStream, defineStream, httpGet, type Partition } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
 const ROUTE = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
@@ -16,21 +16,21 @@ const listing =
     p: Pipeline,
     partition: Partition,
     cursor: number | undefined,
-  ): ReturnType<CursorStream<z.ZodObject>['request']> => ({
-    kind: 'http',
-    service: 'data',
-    route: ROUTE,
-    path: `/v1/networks/${p.network}/blockchains/${blockchainId}/transactions`,
-    query: {
-      ...(partition.l1ValidationId !== undefined
-        ? { l1ValidationId: partition.l1ValidationId }
-        : { addresses: partition.address }),
-      txTypes: partition.txTypes,
-      sortOrder: 'asc',
-      startTimestamp: cursor ?? historyStart(p),
-      endTimestamp: historyEnd(p),
-    },
-  });
+  ): ReturnType<CursorStream<z.ZodObject>['request']> =>
+    httpGet({
+      service: 'data',
+      route: ROUTE,
+      params: { network: p.network, blockchainId: blockchainId },
+      query: {
+        ...(partition.l1ValidationId !== undefined
+          ? { l1ValidationId: partition.l1ValidationId }
+          : { addresses: partition.address }),
+        txTypes: partition.txTypes,
+        sortOrder: 'asc',
+        startTimestamp: cursor ?? historyStart(p),
+        endTimestamp: historyEnd(p),
+      },
+    });
 
 /**
  * A partition per address and per L1 validation id. The types asked for are a partition key (sorted,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { assetAmount, price } from '../../schemas/avalanche.ts';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
@@ -32,16 +32,16 @@ export const rewards = defineStream({
   timeOf: (r) => Number(r.endTimestamp),
   partitions: (p) =>
     [...p.primary.addresses, ...p.primary.nodeIds].map((subject) => ({ network: p.network, subject })),
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/rewards',
-    path: `/v1/networks/${p.network}/rewards`,
-    query: {
-      [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'addresses']: partition.subject,
-      sortOrder: 'desc',
-    },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/rewards',
+      params: { network: p.network },
+      query: {
+        [partition.subject?.startsWith('NodeID-') ? 'nodeIds' : 'addresses']: partition.subject,
+        sortOrder: 'desc',
+      },
+    }),
   records: listField('historicalRewards'),
   maxPageSize: MAX_PAGE_SIZE,
 });

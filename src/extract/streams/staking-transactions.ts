@@ -1,6 +1,6 @@
 import { pChainTransaction } from '../../schemas/avalanche.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE, perPrimaryAddress } from './fields.ts';
 
 /**
@@ -16,18 +16,18 @@ export const stakingTransactions = defineStream({
   primaryKey: ['txHash'],
   cursorOf: (tx) => Number(tx.blockTimestamp),
   partitions: perPrimaryAddress,
-  request: (p, partition, cursor) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/transactions:listStaking',
-    path: `/v1/networks/${p.network}/blockchains/p-chain/transactions:listStaking`,
-    query: {
-      addresses: partition.address,
-      sortOrder: 'asc',
-      startTimestamp: cursor ?? historyStart(p),
-      endTimestamp: historyEnd(p),
-    },
-  }),
+  request: (p, partition, cursor) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/transactions:listStaking',
+      params: { network: p.network, blockchainId: 'p-chain' },
+      query: {
+        addresses: partition.address,
+        sortOrder: 'asc',
+        startTimestamp: cursor ?? historyStart(p),
+        endTimestamp: historyEnd(p),
+      },
+    }),
   records: listField('transactions'),
   maxPageSize: MAX_PAGE_SIZE,
 });

@@ -1,5 +1,5 @@
 import { utxo } from '../../schemas/avalanche.ts';
-import { defineStream } from '../stream.ts';
+import { defineStream, httpGet } from '../stream.ts';
 import { listField, MAX_PAGE_SIZE } from './fields.ts';
 
 const CHAINS = ['p-chain', 'x-chain'] as const;
@@ -24,18 +24,18 @@ export const utxos = defineStream({
   },
   partitions: (p) =>
     CHAINS.flatMap((chain) => p.primary.addresses.map((address) => ({ network: p.network, chain, address }))),
-  request: (p, partition) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/utxos',
-    path: `/v1/networks/${p.network}/blockchains/${partition.chain}/utxos`,
-    query: {
-      addresses: partition.address,
-      includeSpent: true,
-      sortBy: 'timestamp',
-      sortOrder: 'desc',
-    },
-  }),
+  request: (p, partition) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/utxos',
+      params: { network: p.network, blockchainId: partition.chain },
+      query: {
+        addresses: partition.address,
+        includeSpent: true,
+        sortBy: 'timestamp',
+        sortOrder: 'desc',
+      },
+    }),
   records: listField('utxos'),
   maxPageSize: MAX_PAGE_SIZE,
 });

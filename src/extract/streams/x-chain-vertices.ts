@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { lake } from '../../schemas/lake.ts';
-import { defineStream } from '../stream.ts';
-import { listField, MAX_PAGE_SIZE, whenNamed } from './fields.ts';
+import { defineStream, httpGet } from '../stream.ts';
+import { isNamed, listField, MAX_PAGE_SIZE } from './fields.ts';
 
 /**
  * §4.8 X-Chain vertices, newest first. The listing takes no bound, so a run walks down to the newest
@@ -25,14 +25,14 @@ export const xChainVertices = defineStream({
   }),
   primaryKey: ['vertexHash'],
   timeOf: (vertex) => Number(vertex.vertexTimestamp),
-  partitions: whenNamed('x_chain_vertices', (p) => [{ network: p.network }]),
-  request: (p) => ({
-    kind: 'http',
-    service: 'data',
-    route: '/v1/networks/{network}/blockchains/{blockchainId}/vertices',
-    path: `/v1/networks/${p.network}/blockchains/x-chain/vertices`,
-    query: {},
-  }),
+  partitions: (p) => (isNamed(p, 'x_chain_vertices') ? [{ network: p.network }] : []),
+  request: (p) =>
+    httpGet({
+      service: 'data',
+      route: '/v1/networks/{network}/blockchains/{blockchainId}/vertices',
+      params: { network: p.network, blockchainId: 'x-chain' },
+      query: {},
+    }),
   records: listField('vertices'),
   maxPageSize: MAX_PAGE_SIZE,
 });
