@@ -8,6 +8,7 @@ import {
   type StreamState,
 } from '../load/index.ts';
 import { quoteLiteral } from './duckdb.ts';
+import { replaceLakeRefs } from './templates.ts';
 
 /** What the models read of the lake: each stream's committed files, as the commit log names them. */
 export interface LakeSources {
@@ -69,7 +70,7 @@ export interface StreamDelta {
  * stream to what is new: its new files, and the confirmations after a time (of rows in any file).
  */
 export function withLake(sql: string, lake: LakeSources, delta?: ReadonlyMap<string, StreamDelta>): string {
-  return sql.replace(/\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g, (_, stream: string) => {
+  return replaceLakeRefs(sql, (stream) => {
     const read = (files: readonly LiveFile[]) =>
       `read_parquet([${files.map((f) => quoteLiteral(join(lake.lakeDir, ...f.path.split('/')))).join(', ')}], ` +
       'hive_partitioning = true, hive_types_autocast = false, union_by_name = true)';

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { expandTemplates, lakeStreamsOf } from './templates.ts';
 
 /** How a model is stored in the warehouse. */
 export type Materialization = 'view' | 'table';
@@ -16,6 +17,7 @@ export interface Model {
   /** `staging` or `marts`: the folder it sits in. */
   layer: string;
   path: string;
+  /** Its SQL with `{{ newest() }}` expanded; `{{ lake() }}` is filled in by the build (`withLake`). */
   sql: string;
   materialized: Materialization;
   description: string;
@@ -47,8 +49,6 @@ export class ModelError extends Error {
   override name = 'ModelError';
 }
 
-const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
-
 /**
  * Header comments, one directive a line, before the SQL:
  *   -- description: what a row is
@@ -59,9 +59,11 @@ const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
  *   -- column: name: what it means
+ * The SQL may use the templates of templates.ts: `{{ lake('stream') }}`, `{{ newest('relation', 'key') }}`.
  */
 export function parseModel(path: string, root: string): Model {
-  const sql = readFileSync(path, 'utf8');
+  const { sql, problem } = expandTemplates(readFileSync(path, 'utf8'));
+  if (problem) throw new ModelError(`${path}: ${problem}`);
   const layer = relative(root, path).split(/[\\/]/)[0] ?? '';
   const model: Model = {
     name: basename(path, '.sql'),
@@ -75,7 +77,7 @@ export function parseModel(path: string, root: string): Model {
     notNull: [],
     acceptedValues: [],
     incremental: false,
-    lakeStreams: [...new Set([...sql.matchAll(LAKE_REF)].map((m) => m[1] as string))],
+    lakeStreams: lakeStreamsOf(sql),
     dependsOn: [],
   };
   const list = (text: string) =>

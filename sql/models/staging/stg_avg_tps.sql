@@ -13,9 +13,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by chain, "timestamp" order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'chain, "timestamp"') }}
 ),
 
 final as (

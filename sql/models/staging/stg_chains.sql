@@ -32,9 +32,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by feature, chainId, _snapshot_at order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'feature, chainId, _snapshot_at') }}
 ),
 
 final as (

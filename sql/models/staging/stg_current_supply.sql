@@ -13,9 +13,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by subnet, _snapshot_at order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'subnet, _snapshot_at') }}
 ),
 
 final as (

@@ -23,9 +23,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by chain, blockNumber order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'chain, blockNumber') }}
 ),
 
 final as (

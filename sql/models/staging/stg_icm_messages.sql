@@ -28,9 +28,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by messageId order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'messageId') }}
 ),
 
 final as (

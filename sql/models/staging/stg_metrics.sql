@@ -15,9 +15,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by chain, metric, "interval", "timestamp" order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'chain, metric, "interval", "timestamp"') }}
 ),
 
 final as (

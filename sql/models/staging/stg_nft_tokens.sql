@@ -30,11 +30,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (
-        partition by chain, address, tokenIdExact, _snapshot_at order by _extracted_at desc
-    ) = 1
+    select * from {{ newest('source', 'chain, address, tokenIdExact, _snapshot_at') }}
 ),
 
 final as (

@@ -26,9 +26,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by blockHash order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'blockHash') }}
 ),
 
 final as (

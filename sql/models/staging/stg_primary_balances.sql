@@ -31,9 +31,7 @@ keyed as (
 ),
 
 newest as (
-    select *
-    from keyed
-    qualify row_number() over (partition by balance_id, _snapshot_at order by _extracted_at desc) = 1
+    select * from {{ newest('keyed', 'balance_id, _snapshot_at') }}
 ),
 
 final as (

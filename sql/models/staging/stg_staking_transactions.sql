@@ -25,9 +25,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by txHash order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'txHash') }}
 ),
 
 final as (

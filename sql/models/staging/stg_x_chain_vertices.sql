@@ -17,9 +17,7 @@ with source as (
 ),
 
 newest as (
-    select *
-    from source
-    qualify row_number() over (partition by vertexHash order by _extracted_at desc) = 1
+    select * from {{ newest('source', 'vertexHash') }}
 ),
 
 final as (

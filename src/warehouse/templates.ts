@@ -1,0 +1,53 @@
+/**
+ * The templates a model's SQL may hold. Each stands where a table would, so a model stays plain SQL:
+ *   {{ lake('stream') }}                the stream's committed rows, filled in at build time (`withLake`)
+ *   {{ newest('relation', 'k1, k2') }}  the relation's newest version of each key, expanded when the
+ *                                       model is read
+ * The staging models keep one row per key through `newest`, so how a version is chosen is written once.
+ */
+
+const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
+const NEWEST_REF = /\{\{\s*newest\(\s*'([^']*)'\s*,\s*'([^']*)'\s*\)\s*\}\}/g;
+const ANY_REF = /\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\(/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const USAGE = "templates are {{ lake('stream') }} and {{ newest('relation', 'key[, key]') }}";
+
+/** The streams a model's SQL reads through `{{ lake('<stream>') }}`, each once, in order. */
+export const lakeStreamsOf = (sql: string): string[] => [
+  ...new Set([...sql.matchAll(LAKE_REF)].map((m) => m[1] as string)),
+];
+
+/** Replaces each `{{ lake('<stream>') }}` by the relation `read(stream)` returns. */
+export const replaceLakeRefs = (sql: string, read: (stream: string) => string): string =>
+  sql.replace(LAKE_REF, (_, stream: string) => read(stream));
+
+/**
+ * The relation's rows, one per key: the version read last (`_extracted_at desc`). Versions read at the
+ * same instant are equally new, and which of them is kept is unspecified (`row_number` over a tie).
+ */
+export const newestPerKey = (relation: string, keys: string): string =>
+  `(select * from ${relation} qualify row_number() over (partition by ${keys} order by _extracted_at desc) = 1)`;
+
+/**
+ * Expands `{{ newest(…) }}`, leaving `{{ lake(…) }}` for the build. `problem`: a malformed `newest` or a
+ * template of another name, quoted.
+ */
+export function expandTemplates(sql: string): { sql: string; problem?: string } {
+  let problem: string | undefined;
+  const expanded = sql.replace(NEWEST_REF, (call: string, relation: string, keys: string) => {
+    if (IDENTIFIER.test(relation.trim()) && keys.trim() !== '')
+      return newestPerKey(relation.trim(), keys.trim());
+    problem ??= `${call}: newest takes a relation's name and its key, as newest('source', 'key[, key]')`;
+    return call;
+  });
+  if (problem) return { sql, problem };
+  const rest = replaceLakeRefs(expanded, () => 'lake');
+  const unknown = ANY_REF.exec(rest);
+  if (unknown) return { sql, problem: `"${lineAt(rest, unknown.index).trim()}": ${USAGE}` };
+  return { sql: expanded };
+}
+
+function lineAt(text: string, at: number): string {
+  const end = text.indexOf('\n', at);
+  return text.slice(text.lastIndexOf('\n', at) + 1, end < 0 ? undefined : end);
+}
