@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { evmChainsOf } from '../../src/emulator/world/chains.ts';
-import { CURRENCY_RATES } from '../../src/emulator/world/evm/money.ts';
+import { CURRENCY_RATES } from '../../src/emulator/world/prices.ts';
 import type { PrimaryNetwork, TxRec, UtxoRec } from '../../src/emulator/world/primary/index.ts';
 import { fetchJson, startEmulator, walk } from '../helpers/emulator.ts';
 

@@ -59,27 +59,28 @@ describe('marts against the emulator truth', () => {
     addresses.some((a) => pipeline.primary.addresses.includes(a));
 
   it('rewards_daily: count, nAVAX and USD to the cent per reward address, node and day', async () => {
-    const expected = new Map<string, { count: number; navax: bigint; navaxCents: bigint }>();
+    const expected = new Map<string, { count: number; navax: bigint; navaxMicros: bigint }>();
     for (const { utxo, stake } of primary().rewards(now)) {
       if (!isMirrored(stake.nodeId, utxo.addresses)) continue;
-      const priceCents = BigInt(Math.round(primary().priceAt(utxo.createdAt, 'usd') * 100));
+      // Prices have six decimals (sub-cent): the truth sums nAVAX × micro-USD exactly.
+      const priceMicros = BigInt(Math.round(primary().priceAt(utxo.createdAt, 'usd') * 1e6));
       for (const address of utxo.addresses) {
         const key = `${utcDay(utxo.createdAt)} ${address} ${stake.nodeId}`;
-        const e = expected.get(key) ?? { count: 0, navax: 0n, navaxCents: 0n };
+        const e = expected.get(key) ?? { count: 0, navax: 0n, navaxMicros: 0n };
         expected.set(key, e);
         e.count++;
         e.navax += utxo.amount;
-        e.navaxCents += utxo.amount * priceCents;
+        e.navaxMicros += utxo.amount * priceMicros;
       }
     }
     const want = Object.fromEntries(
       [...expected].map(([key, e]) => [
         key,
-        // nAVAX × cents → cents, rounded half up
+        // nAVAX × micro-USD → cents (1e9 × 1e6 / 100), rounded half up
         {
           count: e.count,
           navax: String(e.navax),
-          usd: scaled((e.navaxCents + 500_000_000n) / 1_000_000_000n, 2),
+          usd: scaled((e.navaxMicros + 5_000_000_000_000n) / 10_000_000_000_000n, 2),
         },
       ]),
     );

@@ -17,10 +17,10 @@ import { badRequest, notFound } from '../http/errors.ts';
 import { type Position, withNextToken } from '../http/paging.ts';
 import type { Query } from '../http/query.ts';
 import { defineRoutes, type RequestContext, type Route } from '../http/route.ts';
-import { NATIVE_PRICE_USD, nativeLogoUri } from '../world/evm/addresses.ts';
+import { nativeLogoUri } from '../world/evm/addresses.ts';
 import type { EvmChain } from '../world/evm/index.ts';
-import { CURRENCIES, type Currency, priceIn, worthOf } from '../world/evm/money.ts';
 import { NETWORKS, type Network, parseNetwork } from '../world/networks.ts';
+import { CURRENCIES, type Currency, type PricedAsset, priceOn, worthOf } from '../world/prices.ts';
 
 const chainOf = (ctx: RequestContext): EvmChain => {
   const id = ctx.params.chainId as string;
@@ -50,9 +50,17 @@ const blockRange = (query: Query) => {
 
 const pair = (position: Position | undefined) => position as [number, number] | undefined;
 
-function nativeTokenBalance(chain: EvmChain, address: string, block: number, currency: Currency) {
+/** §2.9 at `block`, priced on that block's day: a past balance is valued at its day's price. */
+function nativeTokenBalance(
+  ctx: RequestContext,
+  chain: EvmChain,
+  address: string,
+  block: number,
+  currency: Currency,
+) {
   const { token, evmChainId } = chain.info;
-  const usd = NATIVE_PRICE_USD[token.symbol] ?? 0;
+  const time = chain.core.clock.timestampOf(block);
+  const price = priceOn(ctx.world.seed, token.symbol as PricedAsset, time, currency);
   const balance = chain.nativeBalance(address, block);
   return {
     name: token.name,
@@ -60,9 +68,9 @@ function nativeTokenBalance(chain: EvmChain, address: string, block: number, cur
     decimals: token.decimals,
     logoUri: nativeLogoUri(token.symbol),
     chainId: evmChainId,
-    price: priceIn(usd, currency),
+    price,
     balance: String(balance),
-    balanceValue: worthOf(balance, token.decimals, usd, currency),
+    balanceValue: worthOf(balance, token.decimals, price),
   };
 }
 
@@ -141,7 +149,7 @@ export const evmRoutes = defineRoutes([
         chain.listErc721Balances(address, contract, ctx.now, pair(position), limit),
       );
       return {
-        nativeTokenBalance: nativeTokenBalance(chain, address, chain.head(ctx.now), 'usd'),
+        nativeTokenBalance: nativeTokenBalance(ctx, chain, address, chain.head(ctx.now), 'usd'),
         erc721TokenBalances: page.items.map((t) => ({ ...t, chainId: chain.info.evmChainId })),
         ...withNextToken(page),
       };
@@ -164,7 +172,7 @@ export const evmRoutes = defineRoutes([
         if (block > head)
           throw badRequest(`blockNumber must not be greater than the latest block ${head}, got ${raw}`);
       }
-      return { nativeTokenBalance: nativeTokenBalance(chain, address, block, currency) };
+      return { nativeTokenBalance: nativeTokenBalance(ctx, chain, address, block, currency) };
     },
   },
   {

@@ -29,7 +29,6 @@ import { badRequest } from '../http/errors.ts';
 import type { FetchSlice, Position } from '../http/paging.ts';
 import type { Query } from '../http/query.ts';
 import { defineRoutes, type RequestContext } from '../http/route.ts';
-import { CURRENCIES } from '../world/evm/money.ts';
 import {
   type Network,
   PRIMARY_CHAINS,
@@ -37,6 +36,7 @@ import {
   parseNetwork,
   parsePrimaryChain,
 } from '../world/networks.ts';
+import { CURRENCIES } from '../world/prices.ts';
 import {
   type Bucket,
   byAmount,
@@ -47,8 +47,10 @@ import {
   type PrimaryNetwork,
   postingKey,
   shapes,
+  spentAfter,
   type TxRec,
   type UtxoRec,
+  utxoState,
 } from '../world/primary/index.ts';
 
 const TX_TYPES = [
@@ -392,12 +394,8 @@ function listUtxos(ctx: RequestContext) {
       return byTime
         ? walkArray(index.all, order, start, dir)
         : index.allByAmount.walk(start, dir, start !== floor);
-    // Unspent at now: unspent at the end of the simulated day, or spent after now (the log's suffix).
-    const log = index.spentLog;
-    const later: UtxoRec[] = [];
-    for (let i = log.length - 1; i >= 0 && ((log[i] as UtxoRec).spent?.at as number) > now; i--)
-      later.push(log[i] as UtxoRec);
-    later.sort(order);
+    // Unspent at now: unspent at the end of the simulated day, or spent after now.
+    const later = spentAfter(index, now).sort(order);
     const unspent = (byTime ? index.unspentBySeq : index.unspentByAmount).walk(start, dir, start !== floor);
     return later.length === 0
       ? unspent
@@ -417,8 +415,10 @@ function listUtxos(ctx: RequestContext) {
           );
     return byTime || dir === 1 ? walk : takeWhile(walk, (u) => u.amount >= minAmount);
   };
-  const keep = (u: UtxoRec) =>
-    u.createdAt <= now && (includeSpent || !u.spent || u.spent.at > now) && u.amount >= minAmount;
+  const keep = (u: UtxoRec) => {
+    const state = utxoState(u, now);
+    return state !== 'unborn' && (includeSpent || state !== 'spent') && u.amount >= minAmount;
+  };
   const fetch = sliceOf(walkFrom, keyOf, keep);
   const page = ctx.page(pageSize, fetch);
   return {

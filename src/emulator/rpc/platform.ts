@@ -274,6 +274,8 @@ export const platformMethods: Readonly<Record<string, RpcMethod>> = {
     const list = (raw ?? []) as string[];
     if (list.length === 0) throw new RpcError('no addresses provided');
     const addresses = list.map((a) => pChainAddressOf(ctx, a));
+    // The node counts its UTXO set: the outputs whose utxoState is unlockedUnstaked (a stake sits in its
+    // staking transaction until its period ends, an exported output in shared memory until imported).
     const { unlockedUnstaked } = primaryOf(ctx).balances('p', addresses, ctx.now);
     const asset = PRIMARY_CHAINS[ctx.network].avaxAssetId;
     const unlocked = String(unlockedUnstaked.amount);

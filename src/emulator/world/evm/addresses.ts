@@ -2,6 +2,7 @@ import { evmAddressOf } from '../../encoding.ts';
 import { digest } from '../../rng.ts';
 import type { EvmChainInfo } from '../chains.ts';
 import type { Network } from '../networks.ts';
+import type { PricedAsset } from '../prices.ts';
 
 /**
  * The wallets of a network, shared by its EVM chains (one key pair works on every chain), plus the
@@ -42,14 +43,12 @@ export interface ContractInfo {
   symbol: string;
   decimals: number;
   logoUri: string;
-  /** USD per whole token (ERC-20 only). */
-  priceUsd: number;
+  /** The asset whose price (prices.ts) the token is quoted at (ERC-20 only; a wrapped token, its base). */
+  priceAsset?: PricedAsset;
 }
 
 const logo = (symbol: string) => `https://images.avalake.invalid/tokens/${symbol.toLowerCase()}.svg`;
 
-/** The native token's USD price per chain symbol. */
-export const NATIVE_PRICE_USD: Record<string, number> = { AVAX: 24.5, LKV: 0.85, HBR: 0.12 };
 export const nativeLogoUri = (symbol: string) => logo(symbol);
 
 /**
@@ -65,18 +64,24 @@ export function contractsOf(seed: number, chain: EvmChainInfo): ContractInfo[] {
       name: `Wrapped ${chain.token.name}`,
       symbol: `W${sym}`,
       decimals: 18,
-      priceUsd: NATIVE_PRICE_USD[sym] ?? 1,
+      priceAsset: sym as PricedAsset,
     },
-    { kind: 'erc20', name: 'USD Coin', symbol: primary ? 'USDC' : 'USDC.e', decimals: 6, priceUsd: 1 },
+    { kind: 'erc20', name: 'USD Coin', symbol: primary ? 'USDC' : 'USDC.e', decimals: 6, priceAsset: 'USDC' },
     ...(primary
-      ? [{ kind: 'erc20' as const, name: 'Lake Coin', symbol: 'LAKE', decimals: 18, priceUsd: 0.42 }]
+      ? [
+          {
+            kind: 'erc20' as const,
+            name: 'Lake Coin',
+            symbol: 'LAKE',
+            decimals: 18,
+            priceAsset: 'LAKE' as const,
+          },
+        ]
       : []),
-    { kind: 'erc721', name: 'Avalanche Otters', symbol: 'OTTR', decimals: 0, priceUsd: 0 },
-    ...(primary
-      ? [{ kind: 'erc721' as const, name: 'Lake Lights', symbol: 'LITE', decimals: 0, priceUsd: 0 }]
-      : []),
-    { kind: 'dapp', name: 'Lake Router', symbol: 'ROUTER', decimals: 0, priceUsd: 0 },
-    { kind: 'dapp', name: 'Lake Vault', symbol: 'VAULT', decimals: 0, priceUsd: 0 },
+    { kind: 'erc721', name: 'Avalanche Otters', symbol: 'OTTR', decimals: 0 },
+    ...(primary ? [{ kind: 'erc721' as const, name: 'Lake Lights', symbol: 'LITE', decimals: 0 }] : []),
+    { kind: 'dapp', name: 'Lake Router', symbol: 'ROUTER', decimals: 0 },
+    { kind: 'dapp', name: 'Lake Vault', symbol: 'VAULT', decimals: 0 },
   ];
   const genesis = specs.map((s) => ({
     ...s,
@@ -90,7 +95,6 @@ export function contractsOf(seed: number, chain: EvmChainInfo): ContractInfo[] {
     symbol: 'ICM',
     decimals: 0,
     logoUri: logo('ICM'),
-    priceUsd: 0,
   };
   return [...genesis, icm];
 }

@@ -1,6 +1,7 @@
 import { digest, hash32 } from '../../rng.ts';
 import type { EvmChainInfo } from '../chains.ts';
 import type { WorldBase } from '../index.ts';
+import { type Money, type PricedAsset, priceOn } from '../prices.ts';
 import {
   type ContractInfo,
   type CreatedContracts,
@@ -63,7 +64,7 @@ export interface EvmTransactionRecord {
   value: string;
 }
 
-/** §2.8 Erc20Transfer (price filled in by the route, which knows the currency). */
+/** §2.8 Erc20Transfer, priced in USD (the listing takes no `currency`) on its block's day. */
 export interface Erc20TransferRecord {
   blockNumber: string;
   blockTimestamp: number;
@@ -80,7 +81,7 @@ export interface Erc20TransferRecord {
     decimals: number;
     logoUri: string;
     ercType: 'ERC-20';
-    price: { currencyCode: 'usd'; value: number };
+    price: Money;
   };
 }
 
@@ -306,9 +307,10 @@ export function createEvmChainCore(args: {
     erc20Transfer(seq, hint) {
       const block = clock.blockOfTx(seq, hint);
       const token = contracts[model.contract(seq)] as ContractInfo;
+      const time = clock.timestampOf(block);
       return {
         blockNumber: String(block),
-        blockTimestamp: clock.timestampOf(block),
+        blockTimestamp: time,
         blockHash: blockHash(block),
         txHash: txHash(seq),
         from: rich(model.sender(seq)),
@@ -322,7 +324,8 @@ export function createEvmChainCore(args: {
           decimals: token.decimals,
           logoUri: token.logoUri,
           ercType: 'ERC-20',
-          price: { currencyCode: 'usd', value: token.priceUsd },
+          // Transfers move ERC-20s only, each with a price: the token's on the transfer's day.
+          price: priceOn(base.seed, token.priceAsset as PricedAsset, time),
         },
       };
     },

@@ -1,4 +1,5 @@
 import { digest, hash32, unit } from '../../rng.ts';
+import { type Money, priceOn } from '../prices.ts';
 import { ICM_CONTRACT_ADDRESS, type WalletPool } from './addresses.ts';
 import type { EvmChainCore } from './chain.ts';
 
@@ -28,7 +29,7 @@ export interface IcmMessageRecord {
     decimals: number;
     logoUri: string;
     ercType: 'ERC-20';
-    price: { currencyCode: 'usd'; value: number };
+    price: Money;
     value: string;
   };
   sourceTransaction?: { txHash: string; timestamp: number; gasSpent: string };
@@ -300,6 +301,7 @@ export function createIcmLedger(args: {
       const delivered = deliveredAt(k) <= now;
       const relayer = pool.addressOf(dst.model.sender(deliverySeq));
       const receiptAt = deliveredAt(k) + 600 + (hash32(ns, k, 8) % 3_000);
+      // The relayer fee is paid in the source chain's wrapped native token, priced on the send's day.
       const fee = src.contracts[0];
       const status: IcmStatus = !delivered
         ? 'pending'
@@ -328,7 +330,7 @@ export function createIcmLedger(args: {
           decimals: fee?.decimals ?? 18,
           logoUri: fee?.logoUri ?? '',
           ercType: 'ERC-20',
-          price: { currencyCode: 'usd', value: fee?.priceUsd ?? 0 },
+          price: priceOn(seed, fee?.priceAsset ?? 'AVAX', sentAt(k)),
           value: String(BigInt(hash32(ns, k, 10) % 1_000) * 10n ** 15n),
         },
         ...(status === 'delivered_source_not_indexed'

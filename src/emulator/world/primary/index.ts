@@ -1,9 +1,8 @@
-import { rng } from '../../rng.ts';
 import { evmChainsOf } from '../chains.ts';
 import type { EvmWorld } from '../evm/index.ts';
-import { type Currency, priceIn } from '../evm/money.ts';
 import type { WorldBase } from '../index.ts';
 import type { Network, PrimaryChain } from '../networks.ts';
+import { type Currency, priceOn } from '../prices.ts';
 import { createNodes, createWallets, type NodeInfo, type Wallet } from './actors.ts';
 import {
   type CChainBlocks,
@@ -12,12 +11,14 @@ import {
   type Ledger,
   l1Balance,
   type PostingKey,
+  spentAfter,
   type UtxoIndex,
 } from './ledger.ts';
 import { DAY, SIZES, STAKING } from './params.ts';
 import { type DelegationStatus, delegationStatus } from './shapes.ts';
 import { countUpTo } from './sorted.ts';
 import type { L1ValidatorRec, PBlock, StakeRec, TxRec, UtxoRec, Vertex } from './types.ts';
+import { utxoState } from './utxo-state.ts';
 
 export type { NodeInfo, Wallet } from './actors.ts';
 export {
@@ -27,11 +28,13 @@ export {
   l1Balance,
   type PostingKey,
   postingKey,
+  spentAfter,
   type UtxoIndex,
 } from './ledger.ts';
 export * as shapes from './shapes.ts';
 export { countBelow, countUpTo, mergeWalks } from './sorted.ts';
 export type * from './types.ts';
+export { isStaked, type UtxoState, utxoState } from './utxo-state.ts';
 
 /**
  * How long after its transaction a delegation can still be pending (`lead`) or active (`reach`): a
@@ -110,7 +113,7 @@ export interface PrimaryNetwork {
   stakes(now: number): StakeRec[];
   /** Ground truth: reward UTXOs minted by `now`, oldest first, each with the period it rewards (a copy). */
   rewards(now: number): { utxo: UtxoRec; stake: StakeRec }[];
-  /** Balances of `addresses` on `chain` as of `at`. */
+  /** Balances of `addresses` on `chain` as of `at`: their UTXOs summed by `utxoState` at `at`. */
   balances(chain: PrimaryChain, addresses: readonly string[], at: number): Balances;
   /** Ground truth: P-Chain blocks accepted by `now` (height = index; a copy). */
   blocks(now: number): PBlock[];
@@ -123,7 +126,7 @@ export interface PrimaryNetwork {
   subnetValidators(subnetId: string, now: number): TxRec[];
   /** When a subnet or blockchain id came to exist (undefined if it never did or not yet by `now`). */
   createdAt(id: string, now: number): number | undefined;
-  /** The AVAX price in `currency` on the day of `t` (for historicalPrice). */
+  /** The AVAX price in `currency` on the UTC day of `t` (prices.ts `priceOn`; for historicalPrice). */
   priceAt(t: number, currency: Currency): number;
 }
 
@@ -230,31 +233,24 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }, evm
         pendingStaked: empty(),
         atomic: new Map(),
       };
-      // Unspent at t: unspent now, or spent after t (a suffix of the spend log), and created by t.
+      // Candidates: unspent at the end of the simulated history, or spent after t; utxoState decides.
       const found = new Map<number, UtxoRec>();
       for (const address of addresses) {
         const index = l.utxoIndex(chain, address);
-        for (const u of index.unspentBySeq.walk(undefined, 1, false))
-          if (u.createdAt <= t) found.set(u.seq, u);
-        const log = index.spentLog;
-        for (let i = log.length - 1; i >= 0; i--) {
-          const u = log[i] as UtxoRec;
-          if ((u.spent?.at as number) <= t) break;
-          if (u.createdAt <= t) found.set(u.seq, u);
-        }
+        for (const u of index.unspentBySeq.walk(undefined, 1, false)) found.set(u.seq, u);
+        for (const u of spentAfter(index, t)) found.set(u.seq, u);
       }
       const add = (bucket: Bucket, u: UtxoRec) => {
         bucket.amount += u.amount;
         bucket.utxos.push(u);
       };
       for (const u of [...found.values()].sort((x, y) => x.seq - y.seq)) {
-        if (u.createdOn !== chain) {
+        const state = utxoState(u, t);
+        if (state === 'atomic') {
           const bucket = b.atomic.get(u.createdOn) ?? empty();
           b.atomic.set(u.createdOn, bucket);
           add(bucket, u);
-        } else if (u.stake && t < u.stake.start) add(b.pendingStaked, u);
-        else if (u.stake && t < u.stake.end) add(b.unlockedStaked, u);
-        else add(b.unlockedUnstaked, u);
+        } else if (state !== 'unborn' && state !== 'spent') add(b[state], u);
       }
       return b;
     },
@@ -277,10 +273,6 @@ export function createPrimaryNetwork(base: WorldBase & { network: Network }, evm
       const t = at(now).created.get(id);
       return t !== undefined && t <= now ? t : undefined;
     },
-    priceAt(t, currency) {
-      const day = Math.floor((t - genesis) / DAY);
-      const usd = Math.round((18 + rng(seed, network, 'price', day).float() * 24) * 100) / 100;
-      return priceIn(usd, currency).value;
-    },
+    priceAt: (t, currency) => priceOn(seed, 'AVAX', t, currency).value,
   };
 }

@@ -71,6 +71,18 @@ export interface UtxoIndex {
   readonly spentLog: readonly UtxoRec[];
 }
 
+/**
+ * The outputs of an index spent after `t`, latest spend first. With `unspentBySeq` they are what was
+ * unspent at `t` (some perhaps created after it: `utxoState` tells).
+ */
+export function spentAfter(index: UtxoIndex, t: number): UtxoRec[] {
+  const log = index.spentLog;
+  const later: UtxoRec[] = [];
+  for (let i = log.length - 1; i >= 0 && (log[i] as UtxoRec & { spent: Spend }).spent.at > t; i--)
+    later.push(log[i] as UtxoRec);
+  return later;
+}
+
 export const bySeq = (a: UtxoRec, b: UtxoRec): number => a.seq - b.seq;
 export const byAmount = (a: UtxoRec, b: UtxoRec): number =>
   a.amount < b.amount ? -1 : a.amount > b.amount ? 1 : a.seq - b.seq;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { cb58Encode } from '../../encoding.ts';
 import { type Network, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, type PrimaryChain } from '../networks.ts';
 import type { RewardType, StakeRec, TxRec, UtxoRec } from './types.ts';
+import { isStaked, utxoState } from './utxo-state.ts';
 
 // Records in the Data API's shapes (OpenAPI: PChainTransaction, PChainUtxo, Utxo, XChainNonLinearTransaction,
 // CChainExportTransaction/CChainImportTransaction, HistoricalReward, *DelegatorDetails). Anything that
@@ -30,11 +31,26 @@ const amounts = (network: Network, total: bigint, always = false): AssetAmount[]
   total > 0n || always ? [avaxAmount(network, total)] : [];
 
 const chainId = (network: Network, chain: PrimaryChain) => PRIMARY_CHAINS[network][chain];
-const spentBy = (u: UtxoRec, now: number) => (u.spent && u.spent.at <= now ? u.spent : undefined);
+
+/**
+ * What a UTXO's time-dependent fields show at `now`, from `utxoState`: its spend, and whether it is
+ * staked. Note: `utxoType` follows `staked` (the OpenAPI's UtxoType "indicates whether the UTXO is staked
+ * or transferable"): a stake handed back at its period's end is a TRANSFER output, as in avalanchego's
+ * UTXO set; its `utxoStartTimestamp`/`utxoEndTimestamp` still say which period it was locked for.
+ */
+function stateOf(u: UtxoRec, now: number) {
+  const state = utxoState(u, now);
+  const staked = isStaked(state);
+  return {
+    spent: state === 'spent' ? u.spent : undefined,
+    staked,
+    utxoType: staked ? ('STAKE' as const) : ('TRANSFER' as const),
+  };
+}
 
 /** A P-Chain UTXO (PChainUtxo). */
 export function pChainUtxo(network: Network, u: UtxoRec, now: number): Record<string, unknown> {
-  const spent = spentBy(u, now);
+  const { spent, staked, utxoType } = stateOf(u, now);
   return {
     addresses: u.addresses,
     asset: avaxAmount(network, u.amount),
@@ -47,8 +63,8 @@ export function pChainUtxo(network: Network, u: UtxoRec, now: number): Record<st
     blockTimestamp: u.createdAt,
     outputIndex: u.outputIndex,
     txHash: u.txHash,
-    utxoType: u.type,
-    staked: u.type === 'STAKE',
+    utxoType,
+    staked,
     threshold: 1,
     platformLocktime: 0,
     stakeableLocktime: 0,
@@ -66,7 +82,7 @@ export function pChainUtxo(network: Network, u: UtxoRec, now: number): Record<st
 
 /** An X-Chain or C-Chain (atomic) UTXO (Utxo). */
 export function avmUtxo(network: Network, u: UtxoRec, now: number): Record<string, unknown> {
-  const spent = spentBy(u, now);
+  const { spent, utxoType } = stateOf(u, now);
   return {
     addresses: u.addresses,
     asset: avaxAmount(network, u.amount),
@@ -78,7 +94,7 @@ export function avmUtxo(network: Network, u: UtxoRec, now: number): Record<strin
     outputIndex: String(u.outputIndex),
     threshold: 1,
     timestamp: u.createdAt,
-    utxoType: u.type,
+    utxoType,
     ...(spent ? { consumingTxHash: spent.txHash, consumingTxTimestamp: spent.at } : {}),
   };
 }
