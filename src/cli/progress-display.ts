@@ -7,6 +7,7 @@ import {
   type ProgressState,
   remainingPages,
 } from '../extract/progress.ts';
+import { durationText } from '../warehouse/freshness.ts';
 
 /**
  * How a run's progress is shown: on a terminal, a live display redrawn in place a few times a second;
@@ -14,14 +15,6 @@ import {
  */
 
 const count = (n: number) => n.toLocaleString('en-US');
-
-/** `42s`, `3m 05s`, `1h 02m`. */
-export function durationShort(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
 
 /**
  * One line per stream and a total line: what the live display draws. Pure: same state and time, same
@@ -62,7 +55,7 @@ export function renderProgress(state: ProgressState, now: number, columns = 120,
       if (remaining !== undefined && s.pages > 0 && elapsed > 0) {
         const total = s.pages + remaining;
         const eta = remaining / (s.pages / elapsed);
-        cells.push(`${Math.floor((100 * s.pages) / total)}%  ~${durationShort(eta)} left`);
+        cells.push(`${Math.floor((100 * s.pages) / total)}%  ~${durationText(eta)} left`);
       } else cells.push('running');
     }
     shown.push({
@@ -89,7 +82,7 @@ export function renderProgress(state: ProgressState, now: number, columns = 120,
   const elapsed = state.startedAt === undefined ? 0 : (now - state.startedAt) / 1000;
   lines.push(
     fitLine(
-      `extract  ${ended}/${partitions} partitions  ${count(rows)} rows  ${durationShort(elapsed)}`,
+      `extract  ${ended}/${partitions} partitions  ${count(rows)} rows  ${durationText(elapsed)}`,
       columns,
     ),
   );

@@ -10,6 +10,7 @@ import {
   readWorkers,
   type WorkerStanding,
 } from '../load/index.ts';
+import { durationText } from '../warehouse/freshness.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
@@ -131,13 +132,8 @@ function timeOrNumber(n: number): string {
   return ms === undefined ? String(n) : `${new Date(ms).toISOString().slice(0, 16)}Z`;
 }
 
-/** `45s`, `12m`, `3h 5m`, `2d 4h`. */
-export function ageText(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
-  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`;
-}
+/** How long ago, in its two largest units (`45s`, `12m 5s`, `3h 5m`, `2d 4h`). */
+export const ageText = durationText;
 
 export function formatStatus(status: LakeStatus): string {
   const lines: string[] = [];

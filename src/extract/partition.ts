@@ -4,8 +4,8 @@ import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { historyEnd, type Pipeline } from './pipeline.ts';
-import { expectedPages, type ProgressSink } from './progress.ts';
-import { SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
+import type { ProgressSink } from './progress.ts';
+import { expectedPages, SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
 
 /**

@@ -1,5 +1,3 @@
-import type { StreamDefinition } from './stream.ts';
-
 /** What a run reports as it goes: the live display draws it on a terminal; elsewhere it becomes log lines. */
 export type ProgressEvent =
   | { kind: 'plan'; at: number; partitions: Record<string, number> }
@@ -33,21 +31,6 @@ export type ProgressEvent =
     };
 
 export type ProgressSink = (event: ProgressEvent) => void;
-
-/**
- * Requests a partition will make, known after its first answer for a height walk (the tip request, then
- * one per height from the checkpoint to the tip); undefined for every other strategy.
- */
-export function expectedPages(
-  stream: StreamDefinition,
-  checkpoint: Readonly<Record<string, unknown>> | undefined,
-  firstAnswer: unknown,
-): number | undefined {
-  if (stream.strategy !== 'height-walk') return undefined;
-  const tip = stream.tipOf(firstAnswer);
-  const next = typeof checkpoint?.next === 'number' ? checkpoint.next : 0;
-  return Number.isFinite(tip) ? 1 + Math.max(0, tip - next + 1) : undefined;
-}
 
 interface PartitionProgress {
   pages: number;

@@ -10,6 +10,7 @@ import type { ProgressSink } from './progress.ts';
 import { sendPage } from './requests.ts';
 import { createSharedBudget } from './shared-budget.ts';
 import { sleep } from './sleep.ts';
+import { isUnfinished } from './strategies/index.ts';
 import type { Partition, StreamDefinition } from './stream.ts';
 
 export type { PartitionStatus, PartitionSummary } from './partition.ts';
@@ -222,8 +223,6 @@ type WorkItem = { stream: StreamDefinition; partition: Partition };
  * quota-limited runs progresses.
  */
 function plan(options: ExtractOptions, lake: Lake): WorkItem[] {
-  const isUnfinished = (checkpoint: Readonly<Record<string, unknown>> | undefined) =>
-    checkpoint === undefined || checkpoint.window !== undefined;
   return options.streams
     .flatMap((stream) => stream.partitions(options.pipeline).map((partition) => ({ stream, partition })))
     .map((item) => ({

@@ -145,10 +145,14 @@ const partitionLabel = (partition: Readonly<Record<string, string>>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
 
-/** `3d 4h`, `5h 2m`, `12m`, `40s`. */
+/**
+ * A duration in its two largest units, as people read ages and times left: `40s`, `12m 5s`, `5h 2m`,
+ * `3d 4h` (whole seconds; never negative). Freshness messages, `status` and the live display use it.
+ */
 export function durationText(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
-  return `${Math.floor(seconds / 86_400)}d ${Math.floor((seconds % 86_400) / 3600)}h`;
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
 }

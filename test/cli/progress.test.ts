@@ -105,7 +105,7 @@ describe('the progress renderer', () => {
     const [rewards, utxos, total] = linesOf(events, T0 + 60_000) as [string, string, string];
     expect(rewards).toMatch(/^rewards\s+1\/1\s+2 pages\s+1,000 rows\s+1,000 rows\/s\s+done$/);
     expect(utxos).toMatch(/^utxos\s+2\/2\s+10 pages\s+5 rows\s+8 retries\s+1 failed$/);
-    expect(total).toBe('extract  3/3 partitions  1,005 rows  1m 00s');
+    expect(total).toBe('extract  3/3 partitions  1,005 rows  1m 0s');
   });
 
   it('never wraps a line, so the redraw in place stays aligned', () => {

@@ -159,7 +159,7 @@ describe('avalake status', () => {
     expect(table.stdout).toMatch(/^staking_transactions\s.*cursor=\d{4}-\d\d-\d\dT\d\d:\d\dZ$/m);
     expect(table.stdout).toMatch(/^metrics\s+chain=\S+ metric=avgTps interval=day\s.*head=/m);
     expect(lines.at(-1)).toBe(
-      `9 streams, ${report.partitions.length} partitions, ${total} rows, 0 rejects; newest commit 5m ago, oldest partition last committed 5m ago`,
+      `9 streams, ${report.partitions.length} partitions, ${total} rows, 0 rejects; newest commit 5m 0s ago, oldest partition last committed 5m 0s ago`,
     );
   });
 
@@ -211,8 +211,8 @@ describe('status formatting', () => {
     expect([0, 59, 60, 3599, 3600, 3 * 3600 + 5 * 60, 86_400, 2 * 86_400 + 4 * 3600].map(ageText)).toEqual([
       '0s',
       '59s',
-      '1m',
-      '59m',
+      '1m 0s',
+      '59m 59s',
       '1h 0m',
       '3h 5m',
       '1d 0h',

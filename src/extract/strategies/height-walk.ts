@@ -7,6 +7,20 @@ import { checkRecords, newestField, type Walk, type WalkContext } from './walk.t
 const HeightCheckpoint = z.object({ next: z.int().nonnegative().optional() });
 
 /**
+ * The requests a height walk will make, known from its first answer (the tip): one per height from the
+ * committed one, and the tip's own.
+ */
+export function expectedHeightPages(
+  stream: HeightWalkStream<z.ZodObject>,
+  checkpoint: Readonly<Record<string, unknown>> | undefined,
+  firstAnswer: unknown,
+): number | undefined {
+  const tip = stream.tipOf(firstAnswer);
+  const next = HeightCheckpoint.safeParse(checkpoint ?? {}).data?.next ?? 0;
+  return Number.isFinite(tip) ? 1 + Math.max(0, tip - next + 1) : undefined;
+}
+
+/**
  * Heights from the committed one to the tip the node reports when the walk begins, one request each.
  * A first run (or a full refresh) starts at the first height at or after the pipeline's `start`, and
  * every run stops before its `end`: both found by bisection, about log2(tip) requests each.

@@ -1,6 +1,6 @@
 import type { StreamDefinition } from '../stream.ts';
 import { walkCursor } from './cursor.ts';
-import { walkHeights } from './height-walk.ts';
+import { expectedHeightPages, walkHeights } from './height-walk.ts';
 import { walkNewestFirst } from './newest-first.ts';
 import { walkSnapshot } from './snapshot.ts';
 import type { Walk, WalkContext } from './walk.ts';
@@ -20,4 +20,21 @@ export function walkOf(stream: StreamDefinition, ctx: WalkContext, runStartedAt:
     case 'height-walk':
       return walkHeights(ctx);
   }
+}
+
+/**
+ * Whether a partition has work left from an earlier run: never read, or stopped mid-walk (a window of
+ * pages in progress, which the cursor and newest-first walks keep in their checkpoint).
+ */
+export function isUnfinished(checkpoint: Readonly<Record<string, unknown>> | undefined): boolean {
+  return checkpoint === undefined || checkpoint.window !== undefined;
+}
+
+/** How many requests a walk will make, when its strategy can tell from the first answer (for an ETA). */
+export function expectedPages(
+  stream: StreamDefinition,
+  checkpoint: Readonly<Record<string, unknown>> | undefined,
+  firstAnswer: unknown,
+): number | undefined {
+  return stream.strategy === 'height-walk' ? expectedHeightPages(stream, checkpoint, firstAnswer) : undefined;
 }
