@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Lake, Observation } from '../load/index.ts';
+import { type Lake, type Observation, partitionId } from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -88,7 +88,7 @@ export async function extractPartition(work: PartitionWork) {
     if (requests === 1) total = expectedPages(stream, checkpoint, answer);
     return answer;
   };
-  const at = { stream: stream.name, partition: JSON.stringify(partition) };
+  const at = { stream: stream.name, partition: partitionId(partition) };
   work.progress({ kind: 'start', at: Date.now(), ...at });
   let fetched = 0;
   let fetchedRejects = 0;
@@ -219,7 +219,7 @@ export async function extractPartition(work: PartitionWork) {
     level: status === 'failed' && !(cause instanceof DeadHostError) ? 'error' : 'info',
     msg: `partition ${status}`,
     stream: stream.name,
-    partition: JSON.stringify(partition),
+    partition: partitionId(partition),
     rows,
     rejects,
     requests,

@@ -1,3 +1,4 @@
+import { partitionId } from '../load/index.ts';
 import { computeUnitsOf } from '../reference/compute-units.ts';
 import type { RateBudget } from './budget.ts';
 import { FinalError } from './errors.ts';
@@ -27,7 +28,7 @@ let rpcId = 0;
  */
 export async function sendPage(args: SendPageArgs): Promise<unknown> {
   const { request, pageToken, pipeline, fetcher, budgetFor, item, signal, onDate } = args;
-  const at = { stream: item.stream.name, partition: JSON.stringify(item.partition) };
+  const at = { stream: item.stream.name, partition: partitionId(item.partition) };
   const common = { at, signal, ...(onDate ? { onDate } : {}) };
   const urls = pipeline.urls;
   if (request.kind === 'rpc') {

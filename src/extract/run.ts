@@ -1,4 +1,4 @@
-import { type Lake, openLake } from '../load/index.ts';
+import { type Lake, openLake, partitionId } from '../load/index.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
 import { DeadHostError, type QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
@@ -85,7 +85,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           progress,
           signal: stop.signal,
           runStartedAt,
-          retriesOf: () => retries.get(`${item.stream.name}\n${JSON.stringify(item.partition)}`) ?? 0,
+          retriesOf: () => retries.get(`${item.stream.name}\n${partitionId(item.partition)}`) ?? 0,
           fetchPage: (request, pageToken, onDate) =>
             sendPage({
               request,

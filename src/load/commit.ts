@@ -14,7 +14,7 @@ import {
   partitionStateOf,
   type StreamState,
 } from './state.ts';
-import { folderOf, type LakeStorage, localStorage, stagingFolder } from './storage.ts';
+import { diskStorage, folderOf, type LakeStorage, stagingFolder } from './storage.ts';
 
 export type {
   CommitRecord,
@@ -94,7 +94,7 @@ const NO_GENERATIONS: Generations = { ensureLink: async () => {}, settle: async 
 export function createCommitLog(
   paths: LakePaths,
   store: RecordStore = fileRecordStore(paths),
-  storage: LakeStorage = localStorage(paths.lakeDir),
+  storage: LakeStorage = diskStorage(paths.lakeDir),
 ): CommitLog {
   const states = new Map<string, StreamState>();
   /** How many records follow each stream's state. */

@@ -17,7 +17,7 @@ import { type CompactionResult, type CompactionStep, compactStream, planCompacti
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
-import { isObjectStorage, type LakeStorage, localStorage } from './storage.ts';
+import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
 
 /** A data directory opened for writing: locked, recovered, ready to flush. */
 export interface Lake {
@@ -102,7 +102,7 @@ export async function readLakeState(dataDir: string, catalog?: string): Promise<
  * S3 client is loaded only then). Close it when done.
  */
 export async function openLakeStorage(dataDir: string): Promise<LakeStorage> {
-  if (!isObjectStorage(dataDir)) return localStorage(lakePaths(dataDir).lakeDir);
+  if (!isObjectStorage(dataDir)) return diskStorage(lakePaths(dataDir).lakeDir);
   return (await import('./s3-storage.ts')).openS3Storage(dataDir);
 }
 

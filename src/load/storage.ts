@@ -60,7 +60,7 @@ export const stagedPath = (stream: string, name: string): string => `${stagingFo
 export const folderOf = (path: string): string => path.slice(0, Math.max(0, path.lastIndexOf('/')));
 
 /** The lake in a local directory: every write fsynced, every move a rename, as DESIGN.md's protocol says. */
-export function localStorage(lakeDir: string): LakeStorage {
+export function diskStorage(lakeDir: string): LakeStorage {
   const knownDirs = new Set<string>();
   const local = (path: string) => (path === '' ? lakeDir : join(lakeDir, ...path.split('/')));
   return {
