@@ -106,7 +106,7 @@ export function checkpointText(checkpoint: Readonly<Record<string, unknown>> | n
   for (const [key, value] of Object.entries(checkpoint)) {
     // The boundary keys and a snapshot's answer hash are bookkeeping.
     if (key === 'boundary' || key === 'answer') continue;
-    if (key === 'window') parts.push('paging');
+    if (key === 'window' || key === 'reading') parts.push('paging');
     else if (typeof value === 'number') parts.push(`${key}=${timeOrNumber(value)}`);
     else if (typeof value === 'string') parts.push(`${key}=${keyText(value)}`);
     else if (Array.isArray(value)) parts.push(`${key}=${value.length}`);

@@ -5,7 +5,13 @@ import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import type { Logger } from './log.ts';
 import { historyEnd, type Pipeline } from './pipeline.ts';
 import type { ProgressSink } from './progress.ts';
-import { expectedPages, SNAPSHOT_AT, SNAPSHOT_PARTITION, walkOf } from './strategies/index.ts';
+import {
+  expectedPages,
+  isUnchangedAnswer,
+  SNAPSHOT_AT,
+  SNAPSHOT_PARTITION,
+  walkOf,
+} from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
 
 /**
@@ -27,12 +33,6 @@ export interface PartitionSummary {
   seconds: number;
   error?: string;
 }
-
-/** A snapshot whose answer hashes as the committed one did (a full refresh has none to compare). */
-const isUnchangedSnapshot = (
-  committed: Readonly<Record<string, unknown>> | undefined,
-  next: Readonly<Record<string, unknown>>,
-) => committed?.answer !== undefined && committed.answer === next.answer;
 
 export interface PartitionWork {
   stream: StreamDefinition;
@@ -110,7 +110,8 @@ export async function extractPartition(work: PartitionWork) {
   const commit = async () => {
     if (
       lastCheckpoint !== undefined &&
-      isUnchangedSnapshot(checkpoint, lastCheckpoint) &&
+      // A full refresh has no committed answer to compare with.
+      isUnchangedAnswer(checkpoint, lastCheckpoint, commits > 0) &&
       flush.rejected === 0
     ) {
       // The same answer as last time: no rows, only the time at which it was still true.

@@ -134,6 +134,12 @@ export interface SnapshotStream<S extends z.ZodObject, P extends Partition = Par
   extends StreamBase<S, P> {
   strategy: 'snapshot';
   request(pipeline: Pipeline, partition: P): PageRequest;
+  /**
+   * An answer too large for one flush (a big NFT collection): the walk commits at the flush thresholds
+   * with the page token in its checkpoint, and the next run carries the same snapshot on from there.
+   * Otherwise an answer is committed whole or not at all.
+   */
+  resumable?: boolean;
 }
 
 /**

@@ -23,7 +23,7 @@
 -- column: metadata_external_url: its external URL
 -- column: metadata_background: its background colour
 -- column: metadata_attributes: its attributes as JSON text
--- column: snapshot_at: when avalake observed it (one time per run)
+-- column: snapshot_at: when avalake began the snapshot that observed it (a large collection is read over several flushes, or runs, under one time: until its last page is read, the snapshot holds part of the collection)
 -- column: extracted_at: when avalake wrote the row
 with source as (
     select * from {{ lake('nft_tokens') }}

@@ -5,7 +5,7 @@ import { walkNewestFirst } from './newest-first.ts';
 import { walkSnapshot } from './snapshot.ts';
 import type { Walk, WalkContext } from './walk.ts';
 
-export { SNAPSHOT_AT, SNAPSHOT_PARTITION } from './snapshot.ts';
+export { isUnchangedAnswer, SNAPSHOT_AT, SNAPSHOT_PARTITION } from './snapshot.ts';
 export type { Walk, WalkContext, WalkStep } from './walk.ts';
 
 /** The paginator of a stream's strategy: one mechanism per strategy, shared by every stream. */
@@ -24,10 +24,10 @@ export function walkOf(stream: StreamDefinition, ctx: WalkContext, runStartedAt:
 
 /**
  * Whether a partition has work left from an earlier run: never read, or stopped mid-walk (a window of
- * pages in progress, which the cursor and newest-first walks keep in their checkpoint).
+ * pages in progress, as the cursor and newest-first walks keep it, or a resumable snapshot's reading).
  */
 export function isUnfinished(checkpoint: Readonly<Record<string, unknown>> | undefined): boolean {
-  return checkpoint === undefined || checkpoint.window !== undefined;
+  return checkpoint === undefined || checkpoint.window !== undefined || checkpoint.reading !== undefined;
 }
 
 /** How many requests a walk will make, when its strategy can tell from the first answer (for an ETA). */

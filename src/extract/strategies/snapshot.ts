@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
+import { z } from 'zod';
+import type { Reject } from '../../load/index.ts';
 import { partitionId } from '../../load/layout.ts';
+import { isRejectedPageToken } from '../errors.ts';
 import type { SnapshotStream } from '../stream.ts';
 import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
@@ -17,25 +19,92 @@ export const SNAPSHOT_PARTITION = '_partition';
  * time, and only the last step carries a checkpoint, so an interrupted snapshot is rolled back whole.
  * The checkpoint holds a hash of the answer (`answer`): the runner stores no rows for an answer equal
  * to the last one, only that it was still true.
+ *
+ * A resumable stream's answer may be larger than a run can hold to the end: every page then carries a
+ * checkpoint, `reading` (the snapshot's time, the next page's token, the hash so far) beside the last
+ * whole snapshot's, so the runner commits at its flush thresholds and the next run goes on from the
+ * token, stamping the same time. A token found expired (24 hours) reads the snapshot again from its
+ * first page, still with that time: staging keeps the newest version of each row of a snapshot.
  */
 export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk {
   const stream = ctx.stream as SnapshotStream<z.ZodObject>;
   const request = stream.request(ctx.pipeline, ctx.partition);
-  const stamp = { [SNAPSHOT_AT]: snapshotAt, [SNAPSHOT_PARTITION]: partitionId(ctx.partition) };
-  const answer = createHash('sha256');
-  let pageToken: string | undefined;
-  do {
-    const body = await ctx.fetchPage(request, pageToken);
+  const { reading: pending, ...whole } = ctx.checkpoint ?? {};
+  const resumed = stream.resumable ? Reading.safeParse(pending).data : undefined;
+  const at = resumed?.snapshotAt ?? snapshotAt;
+  const stamp = { [SNAPSHOT_AT]: at, [SNAPSHOT_PARTITION]: partitionId(ctx.partition) };
+  const answer = answerHash(resumed?.answer);
+  let pageToken = resumed?.pageToken;
+  let mayRestart = resumed !== undefined;
+  for (;;) {
+    let body: unknown;
+    try {
+      body = await ctx.fetchPage(request, pageToken);
+    } catch (error) {
+      if (!(mayRestart && isRejectedPageToken(error))) throw error;
+      mayRestart = false;
+      pageToken = undefined;
+      answer.reset();
+      continue;
+    }
+    mayRestart = false;
     const { valid, rejects } = checkRecords(stream, body);
-    for (const record of valid) answer.update(JSON.stringify(record, exactText)).update('\n');
-    for (const reject of rejects) answer.update(`reject ${reject.raw}\n`);
+    answer.addPage(valid, rejects);
     pageToken = request.kind === 'http' ? nextTokenOf(body) : undefined;
+    const done = { snapshotAt: at, answer: answer.value() };
     yield {
       append: valid.map((record) => ({ ...record, ...stamp })),
       rejects,
-      checkpoint: pageToken ? undefined : { snapshotAt, answer: answer.digest('base64url') },
+      checkpoint: !pageToken
+        ? done
+        : stream.resumable
+          ? { ...whole, reading: { snapshotAt: at, pageToken, answer: done.answer } }
+          : undefined,
     };
-  } while (pageToken);
+    if (!pageToken) return;
+  }
+}
+
+/** Where a resumable snapshot's reading stands between runs. */
+const Reading = z.object({ snapshotAt: z.number(), pageToken: z.string(), answer: z.string() });
+
+/**
+ * The answer's hash, page by page: each page's records chained onto the hash so far, so a reading
+ * carried over to another run (a hash as text in the checkpoint) goes on where it stopped.
+ */
+function answerHash(from: string | undefined) {
+  let value = from ?? '';
+  return {
+    addPage(records: readonly object[], rejects: readonly Reject[]) {
+      const page = createHash('sha256').update(value);
+      for (const record of records) page.update(JSON.stringify(record, exactText)).update('\n');
+      for (const reject of rejects) page.update(`reject ${reject.raw}\n`);
+      value = page.digest('base64url');
+    },
+    reset() {
+      value = '';
+    },
+    value: () => value,
+  };
+}
+
+/**
+ * Whether a finished snapshot repeats the one committed before, so the runner stores no rows, only that
+ * it was still true. Not a reading still under way (its checkpoint carries the last whole snapshot's
+ * answer beside it), nor one any part of which was committed along the way: those rows stand for it.
+ */
+export function isUnchangedAnswer(
+  committed: Readonly<Record<string, unknown>> | undefined,
+  next: Readonly<Record<string, unknown>>,
+  committedAlongTheWay: boolean,
+): boolean {
+  return (
+    !committedAlongTheWay &&
+    next.reading === undefined &&
+    committed?.reading === undefined &&
+    committed?.answer !== undefined &&
+    committed.answer === next.answer
+  );
 }
 
 function exactText(_key: string, value: unknown): unknown {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../../src/emulator/index.ts';
+import type { HttpClient } from '../../../src/extract/http.ts';
 import type { Pipeline } from '../../../src/extract/pipeline.ts';
+import { startEmulator } from '../../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../../helpers/extract.ts';
 import { queryLake, streamTable } from '../../helpers/lake.ts';
 import {
   add,
@@ -69,5 +72,113 @@ describe('nft_tokens', () => {
     const body = openApiExample('data', '/v1/chains/{chainId}/nfts/collections/{address}/tokens');
     const [token] = expectSchemaAccepts('nft_tokens', body);
     expect(token).toMatchObject({ ercType: 'ERC-721', metadata: { indexStatus: 'indexed' } });
+  });
+});
+
+describe('nft_tokens read in parts (a resumable snapshot)', () => {
+  /** One collection, read ten tokens a page and committed every three pages. */
+  const inParts = (emulator: Emulator) => {
+    let chainId = '';
+    let collection = { index: 0, address: '' };
+    const w = demoWorkspace(emulator, (p) => {
+      const evm = p.evm as { chains: string[]; collections?: string[] };
+      chainId = evm.chains[0] as string;
+      collection = collectionsOf(emulator, chainId)[0] as typeof collection;
+      p.streams = ['nft_tokens'];
+      p.evm = { ...evm, chains: [chainId], collections: [collection.address] };
+      p.pageSize = { nft_tokens: 10 };
+      p.flush = { rows: 30 };
+    });
+    const minted = () =>
+      emulator.truth.evm
+        .chain(chainId)
+        ?.nfts.mintedCount(collection.index, Math.floor(emulator.clock.now())) ?? 0;
+    return { w, minted };
+  };
+
+  /** Answers 400 to the nft_tokens request after the first `n`: the run stops there, as a quota or crash would. */
+  const failingAfter = (n: number) => (http: HttpClient) => {
+    let seen = 0;
+    return {
+      send: (request: Parameters<HttpClient['send']>[0]) =>
+        request.url.includes('/nfts/collections/') && ++seen > n
+          ? Promise.resolve({
+              status: 400,
+              headers: {},
+              text: '{"message":"stopped by the test","statusCode":400}',
+            })
+          : http.send(request),
+      close: () => http.close(),
+    };
+  };
+
+  /** Per token: how many rows, and their snapshot times. */
+  const rowsPerToken = (dataDir: string) =>
+    queryLake(
+      `select tokenIdExact as id, count(*)::integer as n, count(distinct _snapshot_at)::integer as times,
+              min(epoch_ms(_snapshot_at))::bigint as at
+       from ${streamTable(dataDir, 'nft_tokens')} group by 1 order by tokenIdExact::hugeint`,
+    );
+
+  it('commits along the way and carries an interrupted snapshot on from its page token, at the same time', async () => {
+    const emulator = await startEmulator();
+    try {
+      const { w, minted } = inParts(emulator);
+      const tokens = minted();
+      const pages = Math.ceil(tokens / 10);
+      expect(pages).toBeGreaterThan(7);
+      const first = await extractOnce(w.pipelinePath, w.dataDir, {}, failingAfter(7));
+      expect(first.status).not.toBe('ok');
+      // Committed every three pages, and at the stop with the seventh page's token: seven pages held.
+      expect((await rowsPerToken(w.dataDir)).length).toBe(70);
+      const sent: string[] = [];
+      const second = await extractOnce(w.pipelinePath, w.dataDir, {}, (http) => ({
+        send: (request) => {
+          sent.push(request.url);
+          return http.send(request);
+        },
+        close: () => http.close(),
+      }));
+      expect(second.status).toBe('ok');
+      // The second run starts at the eighth page: no page before it is asked again.
+      const nftRequests = sent.filter((u) => u.includes('/nfts/collections/'));
+      expect(nftRequests.length).toBe(pages - 7);
+      expect(new URL(nftRequests[0] as string).searchParams.has('pageToken')).toBe(true);
+      const rows = await rowsPerToken(w.dataDir);
+      expect(rows.map((r) => r.id)).toEqual(Array.from({ length: tokens }, (_, i) => String(i)));
+      // Every token once, all stamped with the first run's snapshot time.
+      expect(rows.every((r) => r.n === 1 && r.times === 1)).toBe(true);
+      expect(new Set(rows.map((r) => r.at)).size).toBe(1);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('reads a snapshot again from its first page, at the same time, when its page token has expired', async () => {
+    const emulator = await startEmulator();
+    try {
+      const { w, minted } = inParts(emulator);
+      await extractOnce(w.pipelinePath, w.dataDir, {}, failingAfter(4));
+      const before = await rowsPerToken(w.dataDir);
+      expect(before.length).toBe(40);
+      // Page tokens live 24 hours: two days later the carried-over token is refused.
+      emulator.advance(2 * 86_400);
+      const second = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(second.status).toBe('ok');
+      const rows = await rowsPerToken(w.dataDir);
+      expect(rows.length).toBe(minted());
+      // One snapshot time: the first forty tokens were read twice (the raw lake keeps both), the rest once.
+      expect(new Set(rows.map((r) => r.at))).toEqual(new Set([before[0]?.at]));
+      expect(rows.filter((r) => r.n === 2).length).toBe(40);
+      expect(rows.every((r) => r.times === 1)).toBe(true);
+      // The next run takes a new snapshot, read whole. (Committed in parts, it cannot be recorded as
+      // unchanged without rows: its first parts were stored before its answer was known.)
+      expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
+      const after = await rowsPerToken(w.dataDir);
+      expect(after.length).toBe(rows.length);
+      expect(after.every((r) => r.times === 2)).toBe(true);
+    } finally {
+      await emulator.close();
+    }
   });
 });
