@@ -47,13 +47,4 @@ export function createWorld(options: WorldOptions): World {
   };
 }
 
-/** What a sub-world is built from. */
-export interface WorldBase {
-  readonly seed: number;
-  readonly scale: Scale;
-  readonly profile: ScaleProfile;
-  readonly clock: Clock;
-  readonly genesis: number;
-}
-
 export { NETWORKS };

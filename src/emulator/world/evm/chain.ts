@@ -1,6 +1,6 @@
 import { digest, hash32 } from '../../rng.ts';
+import type { WorldBase } from '../base.ts';
 import type { EvmChainInfo } from '../chains.ts';
-import type { WorldBase } from '../index.ts';
 import { type Money, type PricedAsset, priceOn } from '../prices.ts';
 import {
   type ContractInfo,
@@ -10,9 +10,8 @@ import {
   type WalletPool,
 } from './addresses.ts';
 import { type BlockClock, createBlockClock } from './blocks.ts';
-import type { IcmRole } from './icm.ts';
 import type { EvmProfile } from './profile.ts';
-import { createTxModel, type TxModel } from './transactions.ts';
+import { createTxModel, type IcmRole, type TxModel } from './transactions.ts';
 
 /** The OpenAPI RichAddress: an address, with name/symbol/decimals/logo when it is a known contract. */
 export interface RichAddress {

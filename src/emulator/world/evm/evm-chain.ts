@@ -1,5 +1,5 @@
+import type { WorldBase } from '../base.ts';
 import type { EvmChainInfo } from '../chains.ts';
-import type { WorldBase } from '../index.ts';
 import { type Activity, createActivity } from './activity.ts';
 import type { WalletPool } from './addresses.ts';
 import {
@@ -9,10 +9,10 @@ import {
   type EvmChainCore,
   type EvmTransactionRecord,
 } from './chain.ts';
-import type { IcmRole } from './icm.ts';
 import { createNfts, type Erc721TokenRecord, type Nfts } from './nfts.ts';
 import type { EvmProfile } from './profile.ts';
 import { type ChainStats, createChainStats, type DayStats } from './stats.ts';
+import type { IcmRole } from './transactions.ts';
 
 /** A block range as the listings take it: startBlock inclusive, endBlock exclusive. */
 export interface BlockRange {

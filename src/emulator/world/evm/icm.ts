@@ -2,6 +2,7 @@ import { digest, hash32, unit } from '../../rng.ts';
 import { type Money, priceOn } from '../prices.ts';
 import { ICM_CONTRACT_ADDRESS, type WalletPool } from './addresses.ts';
 import type { EvmChainCore } from './chain.ts';
+import type { IcmRole } from './transactions.ts';
 
 export { ICM_CONTRACT_ADDRESS } from './addresses.ts';
 
@@ -41,12 +42,6 @@ export interface IcmMessageRecord {
     delivererAddress: string;
   };
   status: IcmStatus;
-}
-
-/** What a transaction does for ICM: sends message k, or delivers it. */
-export interface IcmRole {
-  k: number;
-  side: 'send' | 'deliver';
 }
 
 /** Where a chain's transactions sit in time: the part of a BlockClock the slots need. */

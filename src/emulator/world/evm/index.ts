@@ -1,5 +1,5 @@
+import type { WorldBase } from '../base.ts';
 import { type EvmChainInfo, evmChainsOf } from '../chains.ts';
-import type { WorldBase } from '../index.ts';
 import { NETWORKS, type Network } from '../networks.ts';
 import { createWalletPool, type WalletPool } from './addresses.ts';
 import { createEvmChain, type EvmChain } from './evm-chain.ts';

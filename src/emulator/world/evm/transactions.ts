@@ -1,8 +1,13 @@
 import { hash32 } from '../../rng.ts';
 import type { ContractInfo } from './addresses.ts';
-import type { IcmRole } from './icm.ts';
 
 export type TxKind = 'native' | 'erc20' | 'nft' | 'call' | 'create';
+
+/** What a transaction does for ICM: sends message k, or delivers it (which ones: icm.ts IcmSlots). */
+export interface IcmRole {
+  k: number;
+  side: 'send' | 'deliver';
+}
 
 /**
  * The facts of transaction `seq` of one chain, each a pure function of (chain seed, seq), cheap enough

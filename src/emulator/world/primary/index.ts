@@ -1,19 +1,15 @@
+import type { WorldBase } from '../base.ts';
 import { evmChainsOf } from '../chains.ts';
 import type { EvmWorld } from '../evm/index.ts';
-import type { WorldBase } from '../index.ts';
 import type { Network, PrimaryChain } from '../networks.ts';
 import { type Currency, priceOn } from '../prices.ts';
 import { createNodes, createWallets, type NodeInfo, type Wallet } from './actors.ts';
-import {
-  type CChainBlocks,
-  createLedger,
-  DELEGATION_LEAD_MAX_SECONDS,
-  type Ledger,
-  l1Balance,
-  type PostingKey,
-  spentAfter,
-  type UtxoIndex,
-} from './ledger.ts';
+import { createLedger, type Ledger } from './ledger/index.ts';
+import { l1Balance } from './ledger/l1.ts';
+import type { PostingKey } from './ledger/postings.ts';
+import { DELEGATION_LEAD_MAX_SECONDS } from './ledger/staking.ts';
+import type { CChainBlocks } from './ledger/transactions.ts';
+import { spentAfter, type UtxoIndex } from './ledger/utxo-book.ts';
 import { DAY, SIZES, STAKING } from './params.ts';
 import { type DelegationStatus, delegationStatus } from './shapes.ts';
 import { countUpTo } from './sorted.ts';
@@ -21,16 +17,10 @@ import type { L1ValidatorRec, PBlock, StakeRec, TxRec, UtxoRec, Vertex } from '.
 import { utxoState } from './utxo-state.ts';
 
 export type { NodeInfo, Wallet } from './actors.ts';
-export {
-  byAmount,
-  bySeq,
-  encodeBlock,
-  l1Balance,
-  type PostingKey,
-  postingKey,
-  spentAfter,
-  type UtxoIndex,
-} from './ledger.ts';
+export { l1Balance } from './ledger/l1.ts';
+export { type PostingKey, postingKey } from './ledger/postings.ts';
+export { encodeBlock } from './ledger/transactions.ts';
+export { byAmount, bySeq, spentAfter, type UtxoIndex } from './ledger/utxo-book.ts';
 export * as shapes from './shapes.ts';
 export { countBelow, countUpTo, mergeWalks } from './sorted.ts';
 export type * from './types.ts';
@@ -92,7 +82,7 @@ export interface PrimaryNetwork {
   reward(position: number): { utxo: UtxoRec; stake: StakeRec };
   delegationCount(now: number): number;
   delegation(position: number): StakeRec;
-  /** Ascending positions under a posting key (ledger.ts `postingKey`); may include ones after `now`. */
+  /** Ascending positions under a posting key (ledger/postings.ts `postingKey`); may include ones after `now`. */
   postings(key: PostingKey, now: number): readonly number[];
   /** The outputs of `address` (every address when undefined) on `chain` in the listing's orders. */
   utxoIndex(chain: PrimaryChain, address: string | undefined, now: number): UtxoIndex;

@@ -3,6 +3,8 @@ import type { Scale } from '../scale.ts';
 
 /** nAVAX per AVAX: every primary-network amount is in nAVAX (denomination 9). */
 export const NANO = 1_000_000_000n;
+/** `whole` AVAX in nAVAX, to the thousandth of an AVAX. */
+export const avax = (whole: number): bigint => BigInt(Math.round(whole * 1000)) * (NANO / 1000n);
 export const DAY = 86_400;
 export const YEAR = 365 * DAY;
 
@@ -42,7 +44,7 @@ export const SIZES: Record<Scale, PrimarySizes> = {
   },
   // Note: four times medium's history at under a quarter of its daily activity, so the primary network
   // at `large` holds no more records than at medium. The ten-million-record walks of `large` are the
-  // EVM side's; here every record is simulated and kept (see ledger.ts), so its size is bounded on purpose.
+  // EVM side's; here every record is simulated and kept (see ledger/index.ts), so its size is bounded on purpose.
   large: {
     nodes: 40,
     wallets: 200,

@@ -122,7 +122,7 @@ export interface PBlock {
   supply: bigint;
   activeL1Validators: number;
   l1AccruedFees: number;
-  /** Size of the block's bytes (ledger.ts encodeBlock). */
+  /** Size of the block's bytes (ledger/transactions.ts encodeBlock). */
   size: number;
 }
 

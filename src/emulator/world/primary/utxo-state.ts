@@ -25,7 +25,7 @@ export type UtxoState =
  * Note: a stake is locked from its transaction until the end of its period and is spendable from
  * then on, as avalanchego's RewardValidatorTx hands the stake outputs back (into the UTXO set, beside
  * the reward) when the chain's time reaches the period's end. This world rewards every period at exactly its
- * end (ledger.ts `closePeriod`), so `end` is when the stake comes back.
+ * end (ledger/staking.ts `closePeriod`), so `end` is when the stake comes back.
  */
 export function utxoState(u: UtxoRec, t: number): UtxoState {
   if (t < u.createdAt) return 'unborn';

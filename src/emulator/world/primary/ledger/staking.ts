@@ -1,0 +1,222 @@
+/** Keeps staking periods by node, their rewards and the supply they mint, in acceptance order (listings). */
+import { hash32, type Rng, rng } from '../../../rng.ts';
+import type { EvmChainInfo } from '../../chains.ts';
+import type { Network } from '../../networks.ts';
+import type { NodeInfo, Wallet } from '../actors.ts';
+import { avax, DAY, NANO, REWARD_RATE_BPS, STAKING, TX_FEE, YEAR } from '../params.ts';
+import type { StakeRec, UtxoRec } from '../types.ts';
+import type { EventQueue } from './events.ts';
+import type { Payments } from './payments.ts';
+import { listOf, type Postings, postingKey } from './postings.ts';
+import type { Tx } from './records.ts';
+import type { Transactions } from './transactions.ts';
+import type { UtxoBook } from './utxo-book.ts';
+
+/** A delegation starts this long after its transaction at most (see `delegate`). */
+export const DELEGATION_LEAD_MAX_SECONDS = 36 * 3600;
+/** The first nodes (by index) also validate the permissioned subnet. */
+const PERMISSIONED_NODES = 3;
+
+export interface Staking {
+  /** Validation periods and delegations in the order their transactions were accepted. */
+  readonly stakes: StakeRec[];
+  /** Delegations alone, in the order their transactions were accepted. */
+  readonly delegations: StakeRec[];
+  /** Reward UTXOs in creation order, each with the period it rewards. */
+  readonly rewards: { utxo: UtxoRec; stake: StakeRec }[];
+  /** Validation periods of a node, oldest first. */
+  periodsOf(nodeId: string): readonly StakeRec[];
+  /** The initial supply plus every reward minted so far. */
+  supply(): bigint;
+  /** A node validating at `t`, picked by the height's hash (any node when none validates). */
+  proposerAt(t: number, height: number): string;
+  /** A node's validation `round`, its reward scheduled at its end (and its permissioned-subnet period). */
+  stakeValidator(time: number, node: NodeInfo, round: number): void;
+  /** Rewards a period at its end, returns its stake, and schedules a validator's next round. */
+  closePeriod(time: number, stake: StakeRec): void;
+  /** A delegation drawn from `r` to a validator that covers it (none if none does or its wallet is short). */
+  delegate(time: number, r: Rng): void;
+}
+
+export function createStaking(args: {
+  seed: number;
+  network: Network;
+  wallets: readonly Wallet[];
+  nodes: readonly NodeInfo[];
+  /** The wallet that pays for the permissioned subnet's validations. */
+  owner: Wallet;
+  permissioned: EvmChainInfo;
+  /** When a subnet or chain was created, if it was. */
+  createdAt(id: string): number | undefined;
+  book: UtxoBook;
+  history: Transactions;
+  payments: Payments;
+  queue: EventQueue;
+  postings: Postings;
+}): Staking {
+  const { seed, network, wallets, nodes, owner, permissioned, book, history, payments, queue } = args;
+  const rules = STAKING[network];
+  const post = args.postings.add;
+  const stakes: StakeRec[] = [];
+  const delegations: StakeRec[] = [];
+  const rewards: { utxo: UtxoRec; stake: StakeRec }[] = [];
+  const periods = new Map<string, StakeRec[]>();
+  let supply = rules.initialSupplyAvax * NANO;
+
+  const reward = (amount: bigint, start: number, end: number) =>
+    (amount * REWARD_RATE_BPS * BigInt(end - start)) / (10_000n * BigInt(YEAR));
+  const currentPeriod = (node: NodeInfo, t: number): StakeRec | undefined => {
+    const s = periods.get(node.nodeId)?.at(-1);
+    return s && s.start <= t && t < s.end ? s : undefined;
+  };
+
+  return {
+    stakes,
+    delegations,
+    rewards,
+    periodsOf: (nodeId) => periods.get(nodeId) ?? [],
+    supply: () => supply,
+    proposerAt(t, height) {
+      const first = hash32(seed, height, 7) % nodes.length;
+      for (let k = 0; k < nodes.length; k++) {
+        const node = nodes[(first + k) % nodes.length] as NodeInfo;
+        if (currentPeriod(node, t)) return node.nodeId;
+      }
+      return (nodes[first] as NodeInfo).nodeId;
+    },
+
+    stakeValidator(time, node, round) {
+      const r = rng(seed, network, 'validator', node.index, round);
+      const start = time + r.int(60, 3600);
+      const end = start + r.int(rules.validatorDays[0] * DAY, rules.validatorDays[1] * DAY);
+      const amount = avax(r.int(rules.validatorStakeAvax[0], rules.validatorStakeAvax[1]));
+      payments.ensure(node.owner, amount + 2n * TX_FEE, time);
+      const tx = history.begin('p', node.legacyTx ? 'AddValidatorTx' : 'AddPermissionlessValidatorTx', time);
+      tx.nodeId = node.nodeId;
+      book.pay(tx, node.owner, amount);
+      const stake: StakeRec = {
+        kind: 'validator',
+        nodeId: node.nodeId,
+        tx,
+        start,
+        end,
+        amount,
+        feePpm: node.feePpm,
+        rewardAddresses: [node.owner],
+        potentialReward: reward(amount, start, end),
+        rewardUtxos: [],
+        delegators: [],
+        ...(node.legacyTx ? {} : { signer: node.signer }),
+      };
+      book.out(tx, 'p', node.owner, amount, { type: 'STAKE', stake: { start, end } });
+      tx.stake = stake;
+      history.commit(tx);
+      stakes.push(stake);
+      listOf(periods, node.nodeId).push(stake);
+      queue.push(end, { kind: 'reward', stake });
+      const harborAt = args.createdAt(permissioned.subnetId);
+      if (node.index < PERMISSIONED_NODES && harborAt !== undefined && harborAt <= time) {
+        payments.ensure(owner.address, TX_FEE, time);
+        const sub = history.begin('p', 'AddSubnetValidatorTx', time);
+        sub.nodeId = node.nodeId;
+        sub.subnetId = permissioned.subnetId;
+        sub.subnetPeriod = { start, end, weight: 100n };
+        sub.parties.push(owner.address);
+        book.pay(sub, owner.address, 0n);
+        stake.subnetTx = history.commit(sub);
+      }
+    },
+
+    closePeriod(time, stake) {
+      const tx = history.begin('p', 'RewardValidatorTx', time);
+      tx.rewards = stake;
+      tx.nodeId = stake.nodeId;
+      stake.rewardTx = tx;
+      const base = stake.tx.emitted.length;
+      const pay = (address: string, amount: bigint, rewardType: UtxoRec['rewardType']) => {
+        if (amount <= 0n) return;
+        const u = book.out(tx, 'p', address, amount, {
+          rewardType,
+          origin: stake.tx as Tx,
+          outputIndex: base + stake.rewardUtxos.length,
+        });
+        stake.rewardUtxos.push(u);
+        const position = rewards.length;
+        rewards.push({ utxo: u, stake });
+        for (const [a, n] of [
+          [address, '*'],
+          ['*', stake.nodeId],
+          [address, stake.nodeId],
+        ] as const)
+          post(postingKey.reward(a, n), position);
+        supply += amount;
+      };
+      if (stake.kind === 'validator')
+        pay(stake.rewardAddresses[0] as string, stake.potentialReward, 'VALIDATOR');
+      else {
+        const fee = (stake.potentialReward * BigInt(stake.feePpm)) / 1_000_000n;
+        pay(stake.rewardAddresses[0] as string, stake.potentialReward - fee, 'DELEGATOR');
+        pay(stake.validator?.rewardAddresses[0] as string, fee, 'VALIDATOR_FEE');
+      }
+      // The stake comes back spendable when its period closes.
+      for (const u of stake.tx.emitted) if (u.type === 'STAKE') book.returnStake(u);
+      tx.parties.push(...stake.rewardAddresses);
+      history.commit(tx);
+      if (stake.kind === 'validator') {
+        const node = nodes.find((n) => n.nodeId === stake.nodeId) as NodeInfo;
+        const round = (periods.get(node.nodeId) ?? []).length;
+        queue.push(time + rng(seed, network, 'restake', node.index, round).int(300, 7200), {
+          kind: 'validator',
+          node,
+          round,
+        });
+      }
+    },
+
+    delegate(time, r) {
+      const wallet = r.pick(wallets);
+      const start = time + r.int(6 * 3600, DELEGATION_LEAD_MAX_SECONDS);
+      const candidates = nodes
+        .map((n) => periods.get(n.nodeId)?.at(-1))
+        .filter((s): s is StakeRec => !!s && s.start <= start && s.end >= start + DAY);
+      if (candidates.length === 0) return;
+      const validator = r.pick(candidates);
+      const end = Math.min(
+        validator.end,
+        start + r.int(rules.delegatorDays[0] * DAY, rules.delegatorDays[1] * DAY),
+      );
+      const amount = avax(r.int(rules.delegatorStakeAvax[0], rules.delegatorStakeAvax[1]));
+      const node = nodes.find((n) => n.nodeId === validator.nodeId) as NodeInfo;
+      const tx = history.begin('p', node.legacyTx ? 'AddDelegatorTx' : 'AddPermissionlessDelegatorTx', time);
+      tx.nodeId = validator.nodeId;
+      if (!book.pay(tx, wallet.address, amount)) return;
+      const stake: StakeRec = {
+        kind: 'delegator',
+        nodeId: validator.nodeId,
+        tx,
+        start,
+        end,
+        amount,
+        feePpm: validator.feePpm,
+        rewardAddresses: [wallet.address],
+        potentialReward: reward(amount, start, end),
+        validator,
+        rewardUtxos: [],
+      };
+      book.out(tx, 'p', wallet.address, amount, { type: 'STAKE', stake: { start, end } });
+      tx.stake = stake;
+      history.commit(tx);
+      stakes.push(stake);
+      validator.delegators?.push(stake);
+      const position = delegations.length;
+      delegations.push(stake);
+      for (const [a, n] of [
+        [wallet.address, '*'],
+        ['*', stake.nodeId],
+        [wallet.address, stake.nodeId],
+      ] as const)
+        post(postingKey.delegation(a, n), position);
+      queue.push(end, { kind: 'reward', stake });
+    },
+  };
+}
