@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CHAIN_METRICS, METRIC_INTERVALS } from '../reference/metrics.ts';
+import { PRIMARY_NETWORK_TX_TYPES } from '../schemas/primary.ts';
 
 /** The real services; a pipeline names other URLs to point at the emulator or a private node. */
 export const DEFAULT_URLS = {
@@ -19,36 +20,8 @@ const nodeId = z.string().regex(/^NodeID-[1-9A-HJ-NP-Za-km-z]{20,40}$/, 'a node 
 const cb58Id = z
   .string()
   .regex(/^[1-9A-HJ-NP-Za-km-z]{40,60}$/, 'a cb58 id such as a subnet or blockchain id');
-/**
- * The Data API's PrimaryNetworkTxType values (reference/enums.json, `componentEnums`), in its order:
- * what the transaction listings' `txTypes` takes. test/extract/filters.test.ts holds the list to the file.
- */
-export const PRIMARY_NETWORK_TX_TYPES = [
-  'AddValidatorTx',
-  'AddSubnetValidatorTx',
-  'AddDelegatorTx',
-  'CreateChainTx',
-  'CreateSubnetTx',
-  'ImportTx',
-  'ExportTx',
-  'AdvanceTimeTx',
-  'RewardValidatorTx',
-  'RemoveSubnetValidatorTx',
-  'TransformSubnetTx',
-  'AddPermissionlessValidatorTx',
-  'AddPermissionlessDelegatorTx',
-  'BaseTx',
-  'TransferSubnetOwnershipTx',
-  'ConvertSubnetToL1Tx',
-  'RegisterL1ValidatorTx',
-  'SetL1ValidatorWeightTx',
-  'DisableL1ValidatorTx',
-  'IncreaseL1ValidatorBalanceTx',
-  'UNKNOWN',
-  'CreateAssetTx',
-  'OperationTx',
-] as const;
 export type PrimaryNetworkTxType = (typeof PRIMARY_NETWORK_TX_TYPES)[number];
+export { PRIMARY_NETWORK_TX_TYPES };
 
 const txType = z.enum(PRIMARY_NETWORK_TX_TYPES, {
   error: `a transaction type (PrimaryNetworkTxType): one of ${PRIMARY_NETWORK_TX_TYPES.join(', ')}`,

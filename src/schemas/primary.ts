@@ -9,6 +9,36 @@ import { lake } from './lake.ts';
  */
 
 /**
+ * The Data API's PrimaryNetworkTxType values (reference/enums.json, `componentEnums`), in its order:
+ * what the transaction listings' `txTypes` takes, for the pipeline and the emulator alike. test/extract/filters.test.ts holds the list to the file.
+ */
+export const PRIMARY_NETWORK_TX_TYPES = [
+  'AddValidatorTx',
+  'AddSubnetValidatorTx',
+  'AddDelegatorTx',
+  'CreateChainTx',
+  'CreateSubnetTx',
+  'ImportTx',
+  'ExportTx',
+  'AdvanceTimeTx',
+  'RewardValidatorTx',
+  'RemoveSubnetValidatorTx',
+  'TransformSubnetTx',
+  'AddPermissionlessValidatorTx',
+  'AddPermissionlessDelegatorTx',
+  'BaseTx',
+  'TransferSubnetOwnershipTx',
+  'ConvertSubnetToL1Tx',
+  'RegisterL1ValidatorTx',
+  'SetL1ValidatorWeightTx',
+  'DisableL1ValidatorTx',
+  'IncreaseL1ValidatorBalanceTx',
+  'UNKNOWN',
+  'CreateAssetTx',
+  'OperationTx',
+] as const;
+
+/**
  * An integer the API sends as a JSON number where the lake wants an amount (L1 validator balances).
  * Note: a JSON number above 2^53 has already lost digits when parsed; the API sends these as numbers.
  */

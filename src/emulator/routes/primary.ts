@@ -24,6 +24,7 @@
  * starting by binary search from the page token's position, so a page costs O(page + log n) whatever the
  * history; the one exception is `minUtxoAmount` with `sortBy=timestamp`, a filter over the walk.
  */
+import { PRIMARY_NETWORK_TX_TYPES } from '../../schemas/primary.ts';
 import { isEvmAddress, isNodeId, normalizePrimaryAddress } from '../encoding.ts';
 import { badRequest } from '../http/errors.ts';
 import type { FetchSlice, Position } from '../http/paging.ts';
@@ -53,31 +54,6 @@ import {
   utxoState,
 } from '../world/primary/index.ts';
 
-const TX_TYPES = [
-  'AddValidatorTx',
-  'AddSubnetValidatorTx',
-  'AddDelegatorTx',
-  'CreateChainTx',
-  'CreateSubnetTx',
-  'ImportTx',
-  'ExportTx',
-  'AdvanceTimeTx',
-  'RewardValidatorTx',
-  'RemoveSubnetValidatorTx',
-  'TransformSubnetTx',
-  'AddPermissionlessValidatorTx',
-  'AddPermissionlessDelegatorTx',
-  'BaseTx',
-  'TransferSubnetOwnershipTx',
-  'ConvertSubnetToL1Tx',
-  'RegisterL1ValidatorTx',
-  'SetL1ValidatorWeightTx',
-  'DisableL1ValidatorTx',
-  'IncreaseL1ValidatorBalanceTx',
-  'UNKNOWN',
-  'CreateAssetTx',
-  'OperationTx',
-] as const;
 const STAKING_TYPES = new Set([
   'AddValidatorTx',
   'AddPermissionlessValidatorTx',
@@ -222,8 +198,10 @@ function listTransactions(ctx: RequestContext, staking: boolean) {
   const addresses = parseAddresses(q, network, 'addresses', chain === 'c');
   const txTypes = q.list('txTypes');
   for (const t of txTypes)
-    if (!(TX_TYPES as readonly string[]).includes(t))
-      throw badRequest(`txTypes must be a list of the following values: ${TX_TYPES.join(', ')}; got "${t}"`);
+    if (!(PRIMARY_NETWORK_TX_TYPES as readonly string[]).includes(t))
+      throw badRequest(
+        `txTypes must be a list of the following values: ${PRIMARY_NETWORK_TX_TYPES.join(', ')}; got "${t}"`,
+      );
   const l1ValidationId = staking ? undefined : q.string('l1ValidationId');
   if (l1ValidationId !== undefined && chain !== 'p')
     throw badRequest(
