@@ -34,29 +34,45 @@ export function exitCodeOf(summary: RunSummary): number {
   }
 }
 
-/** One line per stream: what a person at a terminal wants after a run. */
-export function formatSummary(summary: RunSummary): string {
-  const byStream = new Map<
-    string,
-    { partitions: number; rows: number; rejects: number; requests: number; retries: number; failed: number }
-  >();
+/** A run's partitions summed per stream, in the order the streams first appear; failures' errors once each. */
+export interface StreamTotals {
+  partitions: number;
+  requests: number;
+  retries: number;
+  rows: number;
+  rejects: number;
+  failed: number;
+  errors?: string[];
+}
+
+export function streamTotals(summary: RunSummary): Map<string, StreamTotals> {
+  const byStream = new Map<string, StreamTotals>();
   for (const p of summary.partitions) {
     const s = byStream.get(p.stream) ?? {
       partitions: 0,
-      rows: 0,
-      rejects: 0,
       requests: 0,
       retries: 0,
+      rows: 0,
+      rejects: 0,
       failed: 0,
     };
+    byStream.set(p.stream, s);
     s.partitions++;
-    s.rows += p.rows;
-    s.rejects += p.rejects;
     s.requests += p.requests;
     s.retries += p.retries;
-    if (p.status === 'failed') s.failed++;
-    byStream.set(p.stream, s);
+    s.rows += p.rows;
+    s.rejects += p.rejects;
+    if (p.status !== 'failed') continue;
+    s.failed++;
+    s.errors ??= [];
+    if (p.error && !s.errors.includes(p.error)) s.errors.push(p.error);
   }
+  return byStream;
+}
+
+/** One line per stream: what a person at a terminal wants after a run. */
+export function formatSummary(summary: RunSummary): string {
+  const byStream = streamTotals(summary);
   const header = ['stream', 'partitions', 'rows', 'rejects', 'requests', 'retries', 'failed'];
   const rows = [...byStream].map(([name, s]) =>
     [name, s.partitions, s.rows, s.rejects, s.requests, s.retries, s.failed].map(String),

@@ -10,22 +10,23 @@ import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { runWarehouseTests } from '../warehouse/test.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
 import { EXIT } from './exit.js';
-import { type ExtractArgs, extractWith, outputOf, redactorOf, resolveOrReport } from './extract.ts';
+import {
+  type ExtractArgs,
+  extractWith,
+  outputOf,
+  redactorOf,
+  resolveOrReport,
+  type StreamTotals,
+  streamTotals,
+} from './extract.ts';
 
 export interface RunArgs extends ExtractArgs {
   maxAge?: string[];
 }
 
 /** One stream of the extract step, summed over its partitions; `seconds` is wall time, first start to last end. */
-export interface StreamReport {
-  partitions: number;
-  requests: number;
-  retries: number;
-  rows: number;
-  rejects: number;
+export interface StreamReport extends StreamTotals {
   seconds: number;
-  failed: number;
-  errors?: string[];
 }
 
 type StepStatus = 'ok' | 'failed' | 'not run';
@@ -296,32 +297,9 @@ function streamReports(
   spans: Map<string, { from: number; to: number }>,
 ): Record<string, StreamReport> {
   const streams: Record<string, StreamReport> = {};
-  for (const p of summary.partitions) {
-    const s = streams[p.stream] ?? {
-      partitions: 0,
-      requests: 0,
-      retries: 0,
-      rows: 0,
-      rejects: 0,
-      seconds: 0,
-      failed: 0,
-    };
-    streams[p.stream] = s;
-    s.partitions++;
-    s.requests += p.requests;
-    s.retries += p.retries;
-    s.rows += p.rows;
-    s.rejects += p.rejects;
-    if (p.status === 'failed') {
-      s.failed++;
-      const errors = s.errors ?? [];
-      if (p.error && !errors.includes(p.error)) errors.push(p.error);
-      s.errors = errors;
-    }
-  }
-  for (const [name, s] of Object.entries(streams)) {
+  for (const [name, totals] of streamTotals(summary)) {
     const span = spans.get(name);
-    s.seconds = span ? Math.round((span.to - span.from) / 100) / 10 : 0;
+    streams[name] = { ...totals, seconds: span ? Math.round((span.to - span.from) / 100) / 10 : 0 };
   }
   return streams;
 }
