@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
-import { captureOutput } from '../helpers/output.ts';
+import { captureOutput, runCli } from '../helpers/output.ts';
 
 /** Runs `status` in-process, capturing its output. */
 const runStatus = (args: { dataDir?: string; json?: boolean }, now?: number) =>
@@ -183,24 +182,7 @@ describe('avalake status', () => {
   });
 
   it('runs as a process: exit 0 and JSON on stdout', async () => {
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [
-        'bin/avalake.js',
-        'status',
-        '--data-dir',
-        workspace.dataDir,
-        '--json',
-      ]);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const result = await runCli(['status', '--data-dir', workspace.dataDir, '--json']);
     expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as LakeStatus).partitions.length).toBeGreaterThan(10);
   }, 20_000);
