@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +8,7 @@ import { openLake, readLakeState } from '../../src/load/lake.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { startWriter } from './fixtures/writer-process.ts';
 
 const KILLS = 12;
 const MAX_KILL_DELAY_MS = 400;
@@ -31,30 +30,12 @@ afterAll(async () => {
 const recovered = { rolledForward: 0, discarded: 0 };
 
 async function runAndKill(dir: string, catalog: string): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, dir, catalog], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, AVALAKE_LEASE_SECONDS: String(LEASE_SECONDS) },
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit');
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      const line = /^ready (.*)$/m.exec(chunk.toString());
-      if (!line) return;
-      const report = JSON.parse(line[1] as string);
-      recovered.rolledForward += report.rolledForward.length;
-      recovered.discarded += report.discarded.length;
-      resolve();
-    });
-    exited.then(([code]) => reject(new Error(`writer exited with ${code} before it was killed: ${stderr}`)));
-  });
+  const writer = startWriter(fixture, [dir, catalog], { AVALAKE_LEASE_SECONDS: String(LEASE_SECONDS) });
+  const report = await writer.ready;
+  recovered.rolledForward += report.rolledForward.length;
+  recovered.discarded += report.discarded.length;
   await sleep(Math.random() * MAX_KILL_DELAY_MS);
-  child.kill('SIGKILL');
-  const [code, signal] = await exited;
-  if (signal !== 'SIGKILL') throw new Error(`writer ended with ${code}/${signal}: ${stderr}`);
+  await writer.kill();
 }
 
 it(`with a catalog, loses and duplicates nothing when the writer is SIGKILLed ${KILLS} times`, async () => {

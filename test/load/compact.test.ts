@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { lstat, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +12,7 @@ import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { startWriter } from './fixtures/writer-process.ts';
 
 const schema = z.object({ id: lake.int64(), amount: lake.amount(), note: z.string() });
 const writer = fileURLToPath(new URL('./fixtures/compact-writer.ts', import.meta.url));
@@ -160,36 +159,14 @@ it('folds snapshot confirmations into at most a few Parquet files, every confirm
   );
 });
 
-/** Starts the compacting writer; resolves once it has opened (and so recovered) the lake. */
-function startWriter(dir: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', writer, dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  let step = '';
-  const steps = { compacted: 0 };
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit');
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (line.startsWith('ready ')) resolve();
-        if (line.startsWith('step ')) step = line.slice(5);
-        if (line === 'step compacted') steps.compacted++;
-      }
-    });
-    exited.then(([code]) => reject(new Error(`writer exited with ${code}: ${stderr}`)));
-  });
-  return { child, ready, exited, step: () => step, steps };
-}
+/** The compacting writer on this test's lake. */
+const compactingWriter = () => startWriter(writer, [dataDir]);
 
 it('loses and duplicates nothing when compaction is SIGKILLed, in the merge or in the commit', async () => {
   const KILLS = 24;
   const landed: Record<string, number> = {};
   for (let i = 0; i < KILLS; i++) {
-    const w = startWriter(dataDir);
+    const w = compactingWriter();
     await w.ready;
     // Kill once the writer is inside a compaction step (or, every fourth time, anywhere).
     const target = ['merge', 'commit', 'link', 'any'][i % 4] as string;
@@ -198,9 +175,7 @@ it('loses and duplicates nothing when compaction is SIGKILLed, in the merge or i
     if (target === 'any') await sleep(Math.random() * 300);
     else await sleep(Math.random() * 15);
     const at = w.step();
-    w.child.kill('SIGKILL');
-    const [, signal] = await w.exited;
-    expect(signal).toBe('SIGKILL');
+    await w.kill();
     landed[at] = (landed[at] ?? 0) + 1;
   }
   console.log(`compaction kills landed at: ${JSON.stringify(landed)}`);
@@ -218,7 +193,7 @@ it('loses and duplicates nothing when compaction is SIGKILLed, in the merge or i
 }, 240_000);
 
 it('a reader globbing the stream while it is compacted never sees a row twice or a gap', async () => {
-  const w = startWriter(dataDir);
+  const w = compactingWriter();
   await w.ready;
   const db = await (
     await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false' })
@@ -228,7 +203,7 @@ it('a reader globbing the stream while it is compacted never sees a row twice or
   const wrong: unknown[] = [];
   try {
     const until = Date.now() + 8_000;
-    while (Date.now() < until || w.steps.compacted < 5) {
+    while (Date.now() < until || w.compactions() < 5) {
       try {
         const rows = (
           await db.runAndReadAll(
@@ -245,14 +220,13 @@ it('a reader globbing the stream while it is compacted never sees a row twice or
       if (Date.now() > until + 30_000) break;
     }
   } finally {
-    w.child.kill('SIGKILL');
-    await w.exited;
+    await w.kill();
     db.closeSync();
   }
   console.log(
-    `${consistent} consistent reads, ${failedReads} failed reads, ${w.steps.compacted} compactions meanwhile`,
+    `${consistent} consistent reads, ${failedReads} failed reads, ${w.compactions()} compactions meanwhile`,
   );
   expect(wrong).toEqual([]);
-  expect(w.steps.compacted).toBeGreaterThanOrEqual(5);
+  expect(w.compactions()).toBeGreaterThanOrEqual(5);
   expect(consistent).toBeGreaterThan(10);
 }, 120_000);

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import { openLake } from '../../src/load/lake.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { startWriter } from './fixtures/writer-process.ts';
 
 const KILLS = 20;
 /** Kills land up to this long after the writer is ready: long enough for several commits. */
@@ -24,30 +23,12 @@ afterAll(async () => {
 const recovered = { rolledForward: 0, discarded: 0 };
 
 async function runAndKill(dir: string): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, dir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit');
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      const line = /^ready (.*)$/m.exec(chunk.toString());
-      if (!line) return;
-      const report = JSON.parse(line[1] as string);
-      recovered.rolledForward += report.rolledForward.length;
-      recovered.discarded += report.discarded.length;
-      resolve();
-    });
-    exited.then(([code]) => reject(new Error(`writer exited with ${code} before it was killed: ${stderr}`)));
-  });
-  await ready;
+  const writer = startWriter(fixture, [dir]);
+  const report = await writer.ready;
+  recovered.rolledForward += report.rolledForward.length;
+  recovered.discarded += report.discarded.length;
   await sleep(Math.random() * MAX_KILL_DELAY_MS);
-  child.kill('SIGKILL');
-  const [code, signal] = await exited;
-  if (signal !== 'SIGKILL') throw new Error(`writer ended with ${code}/${signal}: ${stderr}`);
+  await writer.kill();
 }
 
 it(`loses and duplicates nothing when the writer is SIGKILLed ${KILLS} times`, async () => {

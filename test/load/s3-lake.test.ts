@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +9,7 @@ import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import { downloadPrefix, freshBucket, listKeys, type S3TestServer, startS3 } from '../helpers/s3.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { startWriter } from './fixtures/writer-process.ts';
 
 /**
  * The crash tests of the local lake, against a lake on S3 (s3rver) with its commit log in PostgreSQL:
@@ -37,34 +36,9 @@ afterAll(async () => {
   for (const dir of scratch) await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts a writer fixture on the lake; `step()` is the last step it announced. */
-function startWriter(fixture: string, dataDir: string, catalog: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, dataDir, catalog], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...s3.env, AVALAKE_LEASE_SECONDS: String(LEASE_SECONDS) },
-  });
-  let stderr = '';
-  let step = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit');
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (line.startsWith('ready ')) resolve();
-        if (line.startsWith('step ')) step = line.slice(5);
-      }
-    });
-    exited.then(([code]) => reject(new Error(`writer exited with ${code} before it was killed: ${stderr}`)));
-  });
-  const kill = async () => {
-    child.kill('SIGKILL');
-    const [code, signal] = await exited;
-    if (signal !== 'SIGKILL') throw new Error(`writer ended with ${code}/${signal}: ${stderr}`);
-  };
-  return { ready, kill, step: () => step };
-}
+/** A writer fixture on the lake, finding S3 and the short lease through its environment. */
+const writerOn = (fixture: string, dataDir: string, catalog: string) =>
+  startWriter(fixture, [dataDir, catalog], { ...s3.env, AVALAKE_LEASE_SECONDS: String(LEASE_SECONDS) });
 
 /**
  * After the last kill: recovery by one more opening, then the bucket holds exactly the live files of the
@@ -106,7 +80,7 @@ it('on S3, loses and duplicates nothing when the writer is SIGKILLed 10 times', 
   const dataDir = await freshBucket(s3, 'crash');
   const catalog = await freshDatabase(pg.url);
   for (let i = 0; i < 10; i++) {
-    const w = startWriter(crashWriter, dataDir, catalog);
+    const w = writerOn(crashWriter, dataDir, catalog);
     await w.ready;
     await sleep(Math.random() * 800);
     await w.kill();
@@ -120,7 +94,7 @@ it('on S3, loses and duplicates nothing when compaction is SIGKILLed in its merg
   const catalog = await freshDatabase(pg.url);
   const landed: Record<string, number> = {};
   for (let i = 0; i < 9; i++) {
-    const w = startWriter(compactWriter, dataDir, catalog);
+    const w = writerOn(compactWriter, dataDir, catalog);
     await w.ready;
     const target = ['merge', 'commit', 'any'][i % 3] as string;
     const deadline = Date.now() + 20_000;
