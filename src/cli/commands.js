@@ -233,7 +233,10 @@ export const COMMANDS = [
     describe: 'Where each stream and partition stands: last commit, checkpoint, rows, rejects, freshness',
     builder: (y) =>
       y
-        .option('data-dir', { type: 'string', describe: 'Data directory (default data; AVALAKE_DATA_DIR)' })
+        .option('data-dir', {
+          type: 'string',
+          describe: 'Data directory, or s3://bucket/prefix with --catalog (default data; AVALAKE_DATA_DIR)',
+        })
         .option('catalog', catalogOption)
         .option('json', { type: 'boolean', describe: 'Print JSON instead of a table' }),
     handler: lazy(async () => {
