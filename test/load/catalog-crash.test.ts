@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openLake, readLakeState } from '../../src/load/lake.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
-import { query } from './duck.ts';
-import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { idsAgainstCheckpoints, query } from './duck.ts';
+import { STREAM } from './fixtures/crash-shape.ts';
 import { startWriter } from './fixtures/writer-process.ts';
 
 const KILLS = 12;
@@ -59,16 +59,7 @@ it(`with a catalog, loses and duplicates nothing when the writer is SIGKILLed ${
     expect(new Set(files.map((r) => r.file))).toEqual(committed);
     expect(await readdir(join(dataDir, 'lake', '_staging', STREAM))).toEqual([]);
 
-    const stats = await query(
-      `select address, count(*)::integer as n, count(distinct id)::integer as distinct_ids,
-              min(id)::integer as lo, max(id)::integer as hi
-       from read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet', hive_partitioning = true)
-       group by address order by address`,
-    );
-    const expected = PARTITIONS.map((p) => {
-      const next = l.readCheckpoint(STREAM, p)?.next as number;
-      return { address: p.address, n: next, distinct_ids: next, lo: 0, hi: next - 1 };
-    });
+    const { actual: stats, expected } = await idsAgainstCheckpoints(join(dataDir, 'lake'), l);
     console.log(
       `after ${KILLS} kills: ${committed.size} files, checkpoints ${expected.map((e) => e.n).join(', ')}; ` +
         `recoveries rolled ${recovered.rolledForward + l.recovery.rolledForward.length} staged files forward ` +

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { openLake } from '../../src/load/lake.ts';
-import { query } from './duck.ts';
-import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
+import { idsAgainstCheckpoints, query } from './duck.ts';
+import { STREAM } from './fixtures/crash-shape.ts';
 import { startWriter } from './fixtures/writer-process.ts';
 
 const KILLS = 20;
@@ -47,17 +47,7 @@ it(`loses and duplicates nothing when the writer is SIGKILLed ${KILLS} times`, a
     expect(new Set(files.map((r) => r.file))).toEqual(committed);
     expect(await readdir(join(dataDir, 'lake', '_staging', STREAM))).toEqual([]);
 
-    const stats = await query(
-      `select address, count(*)::integer as n, count(distinct id)::integer as distinct_ids,
-              min(id)::integer as lo, max(id)::integer as hi,
-              bool_and(amount::varchar = if(id = 0, '0', id::varchar || repeat('0', 30))) as amounts_exact
-       from read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet', hive_partitioning = true)
-       group by address order by address`,
-    );
-    const expected = PARTITIONS.map((p) => {
-      const next = l.readCheckpoint(STREAM, p)?.next as number;
-      return { address: p.address, n: next, distinct_ids: next, lo: 0, hi: next - 1, amounts_exact: true };
-    });
+    const { actual: stats, expected } = await idsAgainstCheckpoints(join(dataDir, 'lake'), l);
     console.log(
       `after ${KILLS} kills: ${committed.size} files, checkpoints ${expected.map((e) => e.n).join(', ')}; ` +
         `recoveries rolled ${recovered.rolledForward} staged files forward and discarded ${recovered.discarded}`,
