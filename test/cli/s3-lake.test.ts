@@ -8,7 +8,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/lake.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce, fewMetrics } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce, fewMetrics, workersWorkspace } from '../helpers/extract.ts';
 import { lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
@@ -181,11 +181,7 @@ it('run on an S3 lake through failing and dropped requests: the lake and the war
 }, 300_000);
 
 it('two workers on one bucket, built from while they commit: every build succeeds, the lake equals one process’s', async () => {
-  const w = coreWorkspace(emulator, (p) => {
-    p.flush = { rows: 100 };
-    p.concurrency = 2;
-    fewMetrics(p);
-  });
+  const w = workersWorkspace(emulator);
   const reference = join(w.dir, 'reference');
   expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
   const dataDir = await freshBucket(s3, 'workers');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/lake.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce, fewMetrics } from '../helpers/extract.ts';
+import { coreWorkspace, extractOnce, workersWorkspace } from '../helpers/extract.ts';
 import { lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
@@ -53,11 +53,7 @@ async function untilTrue(check: () => Promise<boolean>, what: string, ms = 60_00
 }
 
 it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes: the lake equals one process’s, each partition one chain', async () => {
-  const w = coreWorkspace(emulator, (p) => {
-    p.flush = { rows: 100 };
-    p.concurrency = 2;
-    fewMetrics(p);
-  });
+  const w = workersWorkspace(emulator);
   const reference = join(w.dir, 'reference');
   expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
 

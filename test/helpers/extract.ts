@@ -57,3 +57,11 @@ export function fewMetrics(pipeline: Record<string, unknown>): void {
   metrics.chains = metrics.chains.slice(0, 1);
   metrics.intervals = ['day'];
 }
+
+/** The core pipeline in small commits (100 rows) and two partitions at a time: work several workers can split. */
+export const workersWorkspace = (emulator: Emulator) =>
+  coreWorkspace(emulator, (p) => {
+    p.flush = { rows: 100 };
+    p.concurrency = 2;
+    fewMetrics(p);
+  });
