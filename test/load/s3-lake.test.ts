@@ -3,11 +3,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { CopyObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { openLake, readLakeState } from '../../src/load/lake.ts';
+import { lake } from '../../src/schemas/lake.ts';
+import { mirrorLake } from '../../src/warehouse/mirror.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
-import { downloadPrefix, freshBucket, listKeys, type S3TestServer, startS3 } from '../helpers/s3.ts';
-import { query } from './duck.ts';
+import {
+  downloadPrefix,
+  freshBucket,
+  listKeys,
+  parseS3Url,
+  type S3TestServer,
+  s3Client,
+  startS3,
+} from '../helpers/s3.ts';
+import { idsAgainstCheckpoints, query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
 import { startWriter } from './fixtures/writer-process.ts';
 
@@ -20,6 +32,8 @@ import { startWriter } from './fixtures/writer-process.ts';
 /** The writers' heartbeat lease: a killed writer's staged objects are its own until it lapses. */
 const LEASE_SECONDS = 1;
 const crashWriter = fileURLToPath(new URL('./fixtures/crash-writer.ts', import.meta.url));
+/** The crash writers' record schema. */
+const crashSchema = z.object({ id: lake.int64(), amount: lake.amount(), note: z.string() });
 const compactWriter = fileURLToPath(new URL('./fixtures/compact-writer.ts', import.meta.url));
 
 let s3: S3TestServer;
@@ -58,16 +72,7 @@ async function expectExactLake(dataDir: string, catalog: string) {
     const local = await mkdtemp(join(tmpdir(), 'avalake-s3-read-'));
     scratch.push(local);
     await downloadPrefix(s3, dataDir, local);
-    const stats = await query(
-      `select address, count(*)::integer as n, count(distinct id)::integer as distinct_ids,
-              min(id)::integer as lo, max(id)::integer as hi
-       from read_parquet('${local}/lake/${STREAM}/**/*.parquet', hive_partitioning = true)
-       group by address order by address`,
-    );
-    const expected = PARTITIONS.map((p) => {
-      const next = l.readCheckpoint(STREAM, p)?.next as number;
-      return { address: p.address, n: next, distinct_ids: next, lo: 0, hi: next - 1 };
-    });
+    const { actual: stats, expected } = await idsAgainstCheckpoints(join(local, 'lake'), l);
     expect(expected.every((e) => e.n > 0)).toBe(true);
     expect(stats).toEqual(expected);
     return { files: live.length, checkpoints: expected.map((e) => e.n), recovery: l.recovery };
@@ -117,3 +122,45 @@ it('on S3, loses and duplicates nothing when compaction is SIGKILLed in its merg
     `S3 after compaction kills: ${result.files} files, checkpoints ${result.checkpoints.join(', ')}`,
   );
 }, 300_000);
+
+it('a build reads a file committed but not yet copied into place from its staged copy; gone from both, it fails naming it', async () => {
+  const dataDir = await freshBucket(s3, 'mirror');
+  const catalog = await freshDatabase(pg.url);
+  const l = await openLake({ dataDir, catalog });
+  const partition = PARTITIONS[0] as (typeof PARTITIONS)[number];
+  const flush = l.begin({ stream: STREAM, partition, schema: crashSchema });
+  await flush.append(
+    Array.from({ length: 10 }, (_, id) => ({ id, amount: String(id), note: partition.address })),
+  );
+  const [file] = (await flush.commit({ next: 10 })).files;
+  await l.close();
+  if (!file) throw new Error('the flush committed no file');
+
+  // Back in staging, as a writer leaves it between its commit record and its copy into place.
+  const { bucket, prefix } = parseS3Url(dataDir);
+  const client = s3Client(s3.endpoint);
+  const key = (path: string) => `${prefix}/lake/${path}`;
+  const staged = `_staging/${STREAM}/${file.staged}`;
+  try {
+    await client.send(
+      new CopyObjectCommand({ Bucket: bucket, Key: key(staged), CopySource: `${bucket}/${key(file.path)}` }),
+    );
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key(file.path) }));
+    const mirror = await mkdtemp(join(tmpdir(), 'avalake-mirror-'));
+    scratch.push(mirror);
+    const { lakeDir } = await mirrorLake(dataDir, catalog, mirror);
+    const ids = await query(
+      `select list(id order by id)::varchar as ids from read_parquet('${lakeDir}/${file.path}')`,
+    );
+    expect(ids).toEqual([{ ids: '[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]' }]);
+
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key(staged) }));
+    const empty = await mkdtemp(join(tmpdir(), 'avalake-mirror-'));
+    scratch.push(empty);
+    await expect(mirrorLake(dataDir, catalog, empty)).rejects.toThrow(
+      `GetObject of s3://${bucket}/${key(staged)}`,
+    );
+  } finally {
+    client.destroy();
+  }
+});
