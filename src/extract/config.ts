@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { isObjectStorage } from '../load/storage.ts';
+import { isObjectStorage } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
 import { RETRY_COUNT } from './fetcher.ts';
 import { checkDataDir, resolveLakeLocation } from './location.ts';

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isObjectStorage, parseObjectStorageUrl } from '../load/storage.ts';
+import { isObjectStorage, parseObjectStorageUrl } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
 
 /** Where a lake is, its catalog, and where its warehouse is built. */

@@ -136,3 +136,13 @@ export function layoutCheck(stream: string, partition: Partition): void {
   }
   partitionFolders(partition);
 }
+
+/** `s3://bucket/prefix` → its parts; undefined for anything else (a local directory). */
+export function parseObjectStorageUrl(dataDir: string): { bucket: string; prefix: string } | undefined {
+  const m = /^s3:\/\/([^/]*)\/?(.*)$/.exec(dataDir);
+  if (!m) return undefined;
+  return { bucket: m[1] as string, prefix: (m[2] as string).replace(/\/+$/, '') };
+}
+
+/** Whether a data directory names object storage rather than a local directory. */
+export const isObjectStorage = (dataDir: string): boolean => dataDir.startsWith('s3://');

@@ -153,15 +153,7 @@ export class StorageUnavailableError extends Error {
   }
 }
 
-/** `s3://bucket/prefix` → its parts; undefined for anything else (a local directory). */
-export function parseObjectStorageUrl(dataDir: string): { bucket: string; prefix: string } | undefined {
-  const m = /^s3:\/\/([^/]*)\/?(.*)$/.exec(dataDir);
-  if (!m) return undefined;
-  return { bucket: m[1] as string, prefix: (m[2] as string).replace(/\/+$/, '') };
-}
-
-/** Whether a data directory names object storage rather than a local directory. */
-export const isObjectStorage = (dataDir: string): boolean => dataDir.startsWith('s3://');
+export { isObjectStorage, parseObjectStorageUrl } from './layout.ts';
 
 /** Runs `work(i)` for i in [0, count), at most `limit` at once; the first failure is thrown once all settle. */
 export async function eachLimited(

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { isObjectStorage } from '../load/storage.ts';
+import { isObjectStorage } from '../load/layout.ts';
 import { withDuckDB } from './duckdb.ts';
 import { WAREHOUSE_FILE } from './paths.ts';
 
