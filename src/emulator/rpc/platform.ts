@@ -242,7 +242,8 @@ function primaryValidator(
     potentialReward: String(s.potentialReward),
     accruedDelegateeReward: '0',
     delegationFee: (s.feePpm / 10_000).toFixed(4),
-    uptime: node?.uptime ?? '100.0000',
+    // A period cut short of the uptime it needed shows its own; the rest show their node's.
+    uptime: s.uptime ?? node?.uptime ?? '100.0000',
     connected: true,
     ...(s.signer ? { signer: s.signer } : {}),
     delegatorCount: String(current.length),

@@ -19,6 +19,7 @@ import { utxoState } from './utxo-state.ts';
 export type { NodeInfo, Wallet } from './actors.ts';
 export { l1Balance } from './ledger/l1.ts';
 export { type PostingKey, postingKey } from './ledger/postings.ts';
+export { isRewarded, stakingReward } from './ledger/staking.ts';
 export { encodeBlock } from './ledger/transactions.ts';
 export { byAmount, bySeq, spentAfter, type UtxoIndex } from './ledger/utxo-book.ts';
 export * as shapes from './shapes.ts';

@@ -12,8 +12,20 @@ export const YEAR = 365 * DAY;
 export const TX_FEE = 1_000_000n;
 /** An L1 validator's continuous fee, nAVAX per second, charged against its balance. */
 export const L1_FEE_PER_SECOND = 512n;
-/** Yearly staking reward rate, in basis points. */
-export const REWARD_RATE_BPS = 800n;
+/**
+ * The P-Chain's reward curve (avalanchego's reward config, the same on mainnet and Fuji): a stake earns a
+ * share of the supply still to be minted, at a consumption rate that grows from 10 % for the shortest
+ * stake to 12 % for one of a whole minting period, so longer stakes earn a higher rate.
+ */
+export const REWARD_CURVE = {
+  supplyCapNavax: 720_000_000n * NANO,
+  mintingPeriodSeconds: BigInt(YEAR),
+  minConsumptionPpm: 100_000n,
+  maxConsumptionPpm: 120_000n,
+} as const;
+
+/** A validation period whose node was up less than this share of it earns nothing, nor do its delegations. */
+export const MIN_UPTIME_PERCENT = 80;
 
 /** How many of each thing a scale holds; `small` keeps full walks in tests to seconds. */
 export interface PrimarySizes {

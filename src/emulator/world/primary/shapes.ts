@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cb58Encode } from '../../encoding.ts';
 import { type Network, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, type PrimaryChain } from '../networks.ts';
+import { isRewarded } from './ledger/staking.ts';
 import type { RewardType, StakeRec, TxRec, UtxoRec } from './types.ts';
 import { isStaked, utxoState } from './utxo-state.ts';
 
@@ -278,8 +279,12 @@ export type DelegationStatus = 'pending' | 'active' | 'completed';
 export const delegationStatus = (s: StakeRec, now: number): DelegationStatus =>
   now < s.start ? 'pending' : now < s.end ? 'active' : 'completed';
 
-/** Gross and net (after the validator's fee) reward of a delegation: paid out, or estimated before that. */
-export function delegationRewards(s: StakeRec): { gross: bigint; net: bigint } {
+/**
+ * Gross and net (after the validator's fee) reward of a delegation: estimated before it completes, paid
+ * once it has (nothing, when its validator's period was not rewarded).
+ */
+export function delegationRewards(s: StakeRec, now: number): { gross: bigint; net: bigint } {
+  if (delegationStatus(s, now) === 'completed' && !isRewarded(s)) return { gross: 0n, net: 0n };
   const fee = (s.potentialReward * BigInt(s.feePpm)) / 1_000_000n;
   return { gross: s.potentialReward, net: s.potentialReward - fee };
 }
@@ -291,7 +296,7 @@ export function delegationRewards(s: StakeRec): { gross: bigint; net: bigint } {
  */
 export function delegatorShape(s: StakeRec, now: number): Record<string, unknown> {
   const status = delegationStatus(s, now);
-  const { gross, net } = delegationRewards(s);
+  const { gross, net } = delegationRewards(s, now);
   const base = {
     txHash: s.tx.hash,
     nodeId: s.nodeId,

@@ -44,6 +44,11 @@ export interface StakeRec {
   feePpm: number;
   rewardAddresses: string[];
   potentialReward: bigint;
+  /**
+   * A validation period's uptime, in percent, when it fell short of MIN_UPTIME_PERCENT (the period and its
+   * delegations are then not rewarded); undefined for a period the node kept up (its node's uptime shows).
+   */
+  uptime?: string;
   /** The validator a delegation is made to. */
   validator?: StakeRec;
   /** A validation's delegations, in acceptance order. */

@@ -3,7 +3,7 @@ import { hash32, type Rng, rng } from '../../../rng.ts';
 import type { EvmChainInfo } from '../../chains.ts';
 import type { Network } from '../../networks.ts';
 import type { NodeInfo, Wallet } from '../actors.ts';
-import { avax, DAY, NANO, REWARD_RATE_BPS, STAKING, TX_FEE, YEAR } from '../params.ts';
+import { avax, DAY, MIN_UPTIME_PERCENT, NANO, REWARD_CURVE, STAKING, TX_FEE } from '../params.ts';
 import type { StakeRec, UtxoRec } from '../types.ts';
 import type { EventQueue } from './events.ts';
 import type { Payments } from './payments.ts';
@@ -16,6 +16,29 @@ import type { UtxoBook } from './utxo-book.ts';
 export const DELEGATION_LEAD_MAX_SECONDS = 36 * 3600;
 /** The first nodes (by index) also validate the permissioned subnet. */
 const PERMISSIONED_NODES = 3;
+/** Share of validation periods whose node is up too little to be rewarded (with their delegations). */
+const UNPAID_SHARE = 0.15;
+/** Share of stakes whose reward goes to two owners (a threshold-1 owner of two addresses). */
+const SHARED_OWNER_SHARE = 0.25;
+/** Share of validators that stay away for days after a period before they stake again. */
+const ABSENT_SHARE = 0.2;
+
+/** Whether a staking period is rewarded: its validation period (its own, or a delegation's validator's) was up enough. */
+export const isRewarded = (stake: StakeRec): boolean =>
+  (stake.kind === 'validator' ? stake : stake.validator)?.uptime === undefined;
+
+/**
+ * The reward of staking `amount` for `seconds` when `supply` is minted, as the P-Chain computes it: the
+ * supply still to mint × the stake's share of the supply × the consumption rate for its duration (see
+ * REWARD_CURVE) × its share of the minting period, in integers, rounded down.
+ */
+export function stakingReward(amount: bigint, seconds: number, supply: bigint): bigint {
+  const { supplyCapNavax, mintingPeriodSeconds: period, minConsumptionPpm, maxConsumptionPpm } = REWARD_CURVE;
+  const duration = BigInt(seconds);
+  const rateNumerator = (maxConsumptionPpm - minConsumptionPpm) * duration + minConsumptionPpm * period;
+  const rateDenominator = period * 1_000_000n;
+  return ((supplyCapNavax - supply) * rateNumerator * amount * duration) / rateDenominator / supply / period;
+}
 
 export interface Staking {
   /** Validation periods and delegations in the order their transactions were accepted. */
@@ -63,8 +86,14 @@ export function createStaking(args: {
   const periods = new Map<string, StakeRec[]>();
   let supply = rules.initialSupplyAvax * NANO;
 
-  const reward = (amount: bigint, start: number, end: number) =>
-    (amount * REWARD_RATE_BPS * BigInt(end - start)) / (10_000n * BigInt(YEAR));
+  const reward = (amount: bigint, start: number, end: number) => stakingReward(amount, end - start, supply);
+  /** The reward owners of a new stake: `owner`, and for some a second wallet beside it. */
+  const rewardOwners = (owner: string, ...key: (string | number)[]): string[] => {
+    const r = rng(seed, network, 'reward-owners', ...key);
+    if (!r.chance(SHARED_OWNER_SHARE)) return [owner];
+    const other = r.pick(wallets).address;
+    return other === owner ? [owner] : [owner, other];
+  };
   const currentPeriod = (node: NodeInfo, t: number): StakeRec | undefined => {
     const s = periods.get(node.nodeId)?.at(-1);
     return s && s.start <= t && t < s.end ? s : undefined;
@@ -90,6 +119,11 @@ export function createStaking(args: {
       const start = time + r.int(60, 3600);
       const end = start + r.int(rules.validatorDays[0] * DAY, rules.validatorDays[1] * DAY);
       const amount = avax(r.int(rules.validatorStakeAvax[0], rules.validatorStakeAvax[1]));
+      // Separate draws, so the world's other draws stay as they were before unpaid periods existed.
+      const health = rng(seed, network, 'uptime', node.index, round);
+      const uptime = health.chance(UNPAID_SHARE)
+        ? (MIN_UPTIME_PERCENT - 30 + health.float() * 29.9).toFixed(4)
+        : undefined;
       payments.ensure(node.owner, amount + 2n * TX_FEE, time);
       const tx = history.begin('p', node.legacyTx ? 'AddValidatorTx' : 'AddPermissionlessValidatorTx', time);
       tx.nodeId = node.nodeId;
@@ -102,8 +136,9 @@ export function createStaking(args: {
         end,
         amount,
         feePpm: node.feePpm,
-        rewardAddresses: [node.owner],
+        rewardAddresses: rewardOwners(node.owner, 'validator', node.index, round),
         potentialReward: reward(amount, start, end),
+        ...(uptime !== undefined ? { uptime } : {}),
         rewardUtxos: [],
         delegators: [],
         ...(node.legacyTx ? {} : { signer: node.signer }),
@@ -133,9 +168,9 @@ export function createStaking(args: {
       tx.nodeId = stake.nodeId;
       stake.rewardTx = tx;
       const base = stake.tx.emitted.length;
-      const pay = (address: string, amount: bigint, rewardType: UtxoRec['rewardType']) => {
+      const pay = (owners: readonly string[], amount: bigint, rewardType: UtxoRec['rewardType']) => {
         if (amount <= 0n) return;
-        const u = book.out(tx, 'p', address, amount, {
+        const u = book.out(tx, 'p', owners, amount, {
           rewardType,
           origin: stake.tx as Tx,
           outputIndex: base + stake.rewardUtxos.length,
@@ -143,20 +178,20 @@ export function createStaking(args: {
         stake.rewardUtxos.push(u);
         const position = rewards.length;
         rewards.push({ utxo: u, stake });
-        for (const [a, n] of [
-          [address, '*'],
-          ['*', stake.nodeId],
-          [address, stake.nodeId],
-        ] as const)
-          post(postingKey.reward(a, n), position);
+        post(postingKey.reward('*', stake.nodeId), position);
+        for (const a of owners) {
+          post(postingKey.reward(a, '*'), position);
+          post(postingKey.reward(a, stake.nodeId), position);
+        }
         supply += amount;
       };
-      if (stake.kind === 'validator')
-        pay(stake.rewardAddresses[0] as string, stake.potentialReward, 'VALIDATOR');
-      else {
+      // A period that is not rewarded still ends with a RewardValidatorTx: it returns the stake, pays nothing.
+      if (isRewarded(stake) && stake.kind === 'validator')
+        pay(stake.rewardAddresses, stake.potentialReward, 'VALIDATOR');
+      else if (isRewarded(stake)) {
         const fee = (stake.potentialReward * BigInt(stake.feePpm)) / 1_000_000n;
-        pay(stake.rewardAddresses[0] as string, stake.potentialReward - fee, 'DELEGATOR');
-        pay(stake.validator?.rewardAddresses[0] as string, fee, 'VALIDATOR_FEE');
+        pay(stake.rewardAddresses, stake.potentialReward - fee, 'DELEGATOR');
+        pay(stake.validator?.rewardAddresses ?? [], fee, 'VALIDATOR_FEE');
       }
       // The stake comes back spendable when its period closes.
       for (const u of stake.tx.emitted) if (u.type === 'STAKE') book.returnStake(u);
@@ -165,7 +200,12 @@ export function createStaking(args: {
       if (stake.kind === 'validator') {
         const node = nodes.find((n) => n.nodeId === stake.nodeId) as NodeInfo;
         const round = (periods.get(node.nodeId) ?? []).length;
-        queue.push(time + rng(seed, network, 'restake', node.index, round).int(300, 7200), {
+        // Most validators stake again within hours; some leave for days and come back.
+        const away = rng(seed, network, 'absence', node.index, round);
+        const pause = away.chance(ABSENT_SHARE)
+          ? away.int(DAY, 4 * DAY)
+          : rng(seed, network, 'restake', node.index, round).int(300, 7200);
+        queue.push(time + pause, {
           kind: 'validator',
           node,
           round,
@@ -198,7 +238,7 @@ export function createStaking(args: {
         end,
         amount,
         feePpm: validator.feePpm,
-        rewardAddresses: [wallet.address],
+        rewardAddresses: rewardOwners(wallet.address, 'delegation', tx.index),
         potentialReward: reward(amount, start, end),
         validator,
         rewardUtxos: [],
@@ -210,12 +250,11 @@ export function createStaking(args: {
       validator.delegators?.push(stake);
       const position = delegations.length;
       delegations.push(stake);
-      for (const [a, n] of [
-        [wallet.address, '*'],
-        ['*', stake.nodeId],
-        [wallet.address, stake.nodeId],
-      ] as const)
-        post(postingKey.delegation(a, n), position);
+      post(postingKey.delegation('*', stake.nodeId), position);
+      for (const a of stake.rewardAddresses) {
+        post(postingKey.delegation(a, '*'), position);
+        post(postingKey.delegation(a, stake.nodeId), position);
+      }
       queue.push(end, { kind: 'reward', stake });
     },
   };

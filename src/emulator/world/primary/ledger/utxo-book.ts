@@ -54,8 +54,14 @@ export interface UtxoBook {
   utxoIndex(chain: PrimaryChain, address: string | undefined): UtxoIndex;
   /** The next output's creation order, for an output made outside the book (the faucet's). */
   nextSeq(): number;
-  /** Creates an output of `tx` whose home is `home`, owned by `address`. */
-  out(tx: Tx, home: PrimaryChain, address: string, amount: bigint, extra?: OutputExtras): UtxoRec;
+  /** Creates an output of `tx` whose home is `home`, owned by `owner` (one address, or several: threshold 1). */
+  out(
+    tx: Tx,
+    home: PrimaryChain,
+    owner: string | readonly string[],
+    amount: bigint,
+    extra?: OutputExtras,
+  ): UtxoRec;
   /** Marks `taken` spent by `tx`. */
   spend(tx: TxRec, taken: UtxoRec[]): void;
   /** Pays `amount` and the fee from `address` on the transaction's chain (change back); false if short. */
@@ -82,10 +88,10 @@ export function createUtxoBook(): UtxoBook {
   const spendable = perChain<UtxoRec[]>();
   let utxoSeq = 0;
 
-  /** The indexes an output belongs to: its address's on its home chain, and its home chain's. */
+  /** The indexes an output belongs to: each owner's on its home chain, and its home chain's. */
   const indexesOf = (u: UtxoRec) => {
     const found = [];
-    for (const key of [u.addresses[0] as string, '*']) {
+    for (const key of [...u.addresses, '*']) {
       const index = utxoIndexes[u.consumedOn].get(key);
       if (index) found.push(index);
     }
@@ -113,14 +119,21 @@ export function createUtxoBook(): UtxoBook {
     return total < need ? undefined : pool.splice(0, n);
   };
 
-  const out = (tx: Tx, home: PrimaryChain, address: string, amount: bigint, extra: OutputExtras = {}) => {
+  const out = (
+    tx: Tx,
+    home: PrimaryChain,
+    owner: string | readonly string[],
+    amount: bigint,
+    extra: OutputExtras = {},
+  ) => {
+    const owners = typeof owner === 'string' ? [owner] : [...owner];
     const u = new Utxo(
       utxoSeq++,
       extra.origin ?? tx,
       extra.outputIndex ?? tx.emitted.length,
       tx.chain,
       home,
-      [address],
+      owners,
       amount,
       tx.time,
       tx.block,
@@ -130,13 +143,14 @@ export function createUtxoBook(): UtxoBook {
     if (extra.rewardType) u.rewardType = extra.rewardType;
     tx.emitted.push(u);
     utxos[home].push(u);
-    listOf(utxoLists[home], address).push(u);
+    for (const address of owners) listOf(utxoLists[home], address).push(u);
     for (const index of indexesOf(u)) {
       index.unspentBySeq.insert(u);
       index.unspentByAmount.insert(u);
       index.allByAmount.insert(u);
     }
-    if (u.type === 'TRANSFER' && home === tx.chain) listOf(spendable[home], address).push(u);
+    // Any owner could spend a threshold-1 output; the world lets the first one.
+    if (u.type === 'TRANSFER' && home === tx.chain) listOf(spendable[home], owners[0] as string).push(u);
     return u;
   };
 

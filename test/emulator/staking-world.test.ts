@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import type { StakeRec } from '../../src/emulator/world/primary/index.ts';
+import { fetchJson, startEmulator, walk } from '../helpers/emulator.ts';
+
+// The staking world a mart must handle (issue 12.1): periods that pay nothing, rates that vary with the
+// stake's duration, rewards with several owners, validators that leave and come back.
+
+const YEAR = 31_536_000n;
+const SUPPLY_CAP = 720_000_000n * 1_000_000_000n;
+
+let emu: Emulator;
+beforeAll(async () => {
+  emu = await startEmulator();
+});
+afterAll(() => emu.close());
+
+const now = () => Math.floor(emu.clock.now());
+const truth = () => emu.truth.primary('mainnet');
+const ended = () =>
+  truth()
+    .stakes(now())
+    .filter((s) => s.rewardTx !== undefined);
+
+describe('the staking world', () => {
+  it('some periods are not rewarded: their uptime fell under 80 %, and their delegations earn nothing either', async () => {
+    const validations = ended().filter((s) => s.kind === 'validator');
+    const unpaid = validations.filter((s) => s.rewardUtxos.length === 0);
+    expect(unpaid.length).toBeGreaterThan(0);
+    expect(unpaid.length).toBeLessThan(validations.length / 3);
+    for (const s of unpaid) {
+      expect(Number(s.uptime), s.tx.hash).toBeLessThan(80);
+      // The period still ends with a RewardValidatorTx that returns the stake.
+      expect(s.rewardTx?.type).toBe('RewardValidatorTx');
+      expect(s.rewardTx?.emitted.filter((u) => u.rewardType !== undefined)).toEqual([]);
+      for (const d of s.delegators ?? []) if (d.rewardTx) expect(d.rewardUtxos, d.tx.hash).toEqual([]);
+    }
+    expect(validations.filter((s) => s.rewardUtxos.length > 0).every((s) => s.uptime === undefined)).toBe(
+      true,
+    );
+    // The node RPC shows a current period's shortfall.
+    const current = truth()
+      .validators(now())
+      .find((s) => s.uptime !== undefined);
+    if (current) {
+      const res = await fetchJson(`${emu.url}/ext/bc/P`, {
+        method: 'POST',
+        body: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'platform.getCurrentValidators',
+          params: { nodeIDs: [current.nodeId] },
+        },
+      });
+      expect(Number(res.body.result.validators[0].uptime)).toBeLessThan(80);
+    }
+  });
+
+  it('the reward rate grows with the stake duration, on the P-Chain curve between 10 % and 12 % of what is left to mint', () => {
+    const paid = ended().filter((s) => s.rewardUtxos.length > 0);
+    const supplies = truth()
+      .blocks(now())
+      .map((b) => b.supply);
+    const [lowest, highest] = [supplies[0] as bigint, supplies.at(-1) as bigint];
+    const rates = new Set<string>();
+    for (const s of paid) {
+      const seconds = BigInt(s.end - s.start);
+      // rate = reward / stake × year / duration, in millionths
+      const ppm = (s.potentialReward * YEAR * 1_000_000n) / (s.amount * seconds);
+      rates.add(String(ppm));
+      // consumption rate for this duration, in millionths: 10 % + 2 % × duration / year
+      const consumption = 100_000n + (20_000n * seconds) / YEAR;
+      // × (cap − supply) / supply, with the supply somewhere between genesis and now
+      const most = (consumption * (SUPPLY_CAP - lowest)) / lowest + 1n;
+      const least = (consumption * (SUPPLY_CAP - highest)) / highest - 1n;
+      expect(ppm, s.tx.hash).toBeGreaterThanOrEqual(least);
+      expect(ppm, s.tx.hash).toBeLessThanOrEqual(most);
+    }
+    expect(rates.size).toBeGreaterThan(paid.length / 2);
+    // Two periods at (nearly) the same supply: the longer one earns the higher rate.
+    const byDuration = paid
+      .filter((s) => s.kind === 'validator')
+      .slice(0, 40)
+      .sort((a, b) => a.end - a.start - (b.end - b.start));
+    const rate = (s: StakeRec) => Number(s.potentialReward) / Number(s.amount) / (s.end - s.start);
+    expect(rate(byDuration.at(-1) as StakeRec)).toBeGreaterThan(rate(byDuration[0] as StakeRec));
+  });
+
+  it('some rewards have two owners, and each owner lists the reward UTXO', async () => {
+    const shared = truth()
+      .rewards(now())
+      .filter((r) => r.utxo.addresses.length > 1);
+    expect(shared.length).toBeGreaterThan(0);
+    const { utxo, stake } = shared[0] as (typeof shared)[number];
+    expect(utxo.addresses).toEqual(
+      utxo.rewardType === 'VALIDATOR_FEE' ? stake.validator?.rewardAddresses : stake.rewardAddresses,
+    );
+    for (const owner of utxo.addresses) {
+      const u = new URL(`${emu.url}/v1/networks/mainnet/blockchains/p-chain/utxos`);
+      u.searchParams.set('addresses', owner);
+      u.searchParams.set('includeSpent', 'true');
+      u.searchParams.set('pageSize', '100');
+      const listed = await walk(u.toString(), 'utxos');
+      expect(
+        listed.items.find((x) => x.utxoId === utxo.id),
+        owner,
+      ).toMatchObject({ addresses: utxo.addresses, amount: String(utxo.amount) });
+      const rewards = await walk(
+        `${emu.url}/v1/networks/mainnet/rewards?addresses=${owner}&pageSize=100`,
+        'historicalRewards',
+      );
+      expect(rewards.items.some((r) => r.utxoId === utxo.id)).toBe(true);
+    }
+  });
+
+  it('some validators leave for days and come back', () => {
+    let returns = 0;
+    for (const node of truth().nodes()) {
+      const periods = truth()
+        .stakes(now())
+        .filter((s) => s.kind === 'validator' && s.nodeId === node.nodeId);
+      for (let i = 1; i < periods.length; i++) {
+        const gap = (periods[i] as StakeRec).start - (periods[i - 1] as StakeRec).end;
+        if (gap < 86_400) continue;
+        returns++;
+        // Away: not a validator in the middle of the gap.
+        const middle = (periods[i - 1] as StakeRec).end + Math.floor(gap / 2);
+        expect(
+          truth()
+            .validators(middle)
+            .some((s) => s.nodeId === node.nodeId),
+        ).toBe(false);
+      }
+    }
+    expect(returns).toBeGreaterThan(0);
+  });
+});
