@@ -15,6 +15,7 @@ import {
   sameSql,
 } from './incremental.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
+import { writePartitions } from './lake-partitions.ts';
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
@@ -80,6 +81,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   try {
     await withDuckDB(aside, async (db) => {
       await writeConfirmations(db, lake);
+      await writePartitions(db, lake);
       await ensureBookkeeping(db);
       const present = await warehouseObjects(db);
       const modes = new Map<string, BuiltModel['mode']>();

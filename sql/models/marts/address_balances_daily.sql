@@ -1,36 +1,48 @@
--- description: P- and X-Chain balances of each address per UTC day, from its UTXOs: what was created by the end of the day and not consumed by then.
--- unique: address, chain, asset_id, balance_day
+-- description: P- and X-Chain balances of each configured address per UTC day, from its UTXOs: what was created by the end of the day and not consumed by then.
+-- unique: network, address, chain, asset_id, balance_day
 -- not_null: network, balance_amount, count_utxos, received_amount, spent_amount
 -- accepted_values: chain = p-chain | x-chain
--- column: address: an owner of the UTXOs (a UTXO owned by several addresses counts for each)
+-- column: address: a configured address, an owner of the UTXOs (a UTXO owned by several addresses counts for each configured one; an owner that is not configured has no row, as the lake holds only the UTXOs it shares)
 -- column: chain: p-chain or x-chain, where the UTXOs are listed
 -- column: asset_id: the asset (AVAX's id for AVAX)
--- column: balance_day: the UTC day; from the day of the address's first UTXO to the day of the newest extract
+-- column: balance_day: the UTC day; from the day of the address's first UTXO to the day its partition was last read (an address whose extract failed or stopped ends there, not at the newest extract of the others)
 -- column: network: mainnet or fuji
 -- column: balance_amount: sum of the UTXOs created by the end of the day and not consumed by then, in the asset's smallest unit (nAVAX for AVAX), staked ones included
 -- column: count_utxos: how many UTXOs make up balance_amount
 -- column: received_amount: UTXOs created during the day
 -- column: spent_amount: UTXOs consumed during the day
 --
--- The day of the newest extract is as of that extract: later UTXOs of the same day are not in the lake yet.
+-- The last day is as of the partition's last read: later UTXOs of the same day are not in the lake yet.
 with utxos as (
     select * from stg_utxos
 ),
 
+partitions as (
+    select
+        network,
+        keys['chain'] as chain,
+        keys['address'] as address,
+        cast(timezone('UTC', read_at) as date) as last_day
+    from _lake.partitions
+    where stream = 'utxos'
+),
+
 owned as (
     select
-        unnest(addresses) as address,
-        chain,
-        asset_id,
-        network,
-        amount_navax as amount,
-        cast(timezone('UTC', created_at) as date) as created_day,
-        cast(timezone('UTC', consumed_at) as date) as consumed_day
+        utxos.network,
+        owner.address,
+        utxos.chain,
+        utxos.asset_id,
+        utxos.amount_navax as amount,
+        cast(timezone('UTC', utxos.created_at) as date) as created_day,
+        cast(timezone('UTC', utxos.consumed_at) as date) as consumed_day
     from utxos
+    cross join unnest(utxos.addresses) as owner(address)
 ),
 
 movements as (
     select
+        network,
         address,
         chain,
         asset_id,
@@ -41,6 +53,7 @@ movements as (
     from owned
     union all
     select
+        network,
         address,
         chain,
         asset_id,
@@ -54,6 +67,7 @@ movements as (
 
 daily_movements as (
     select
+        network,
         address,
         chain,
         asset_id,
@@ -65,33 +79,33 @@ daily_movements as (
     group by all
 ),
 
+-- Only configured addresses (those with a partition), each up to the day its partition was last read.
 spans as (
     select
+        owned.network,
         owned.address,
         owned.chain,
         owned.asset_id,
-        any_value(owned.network) as network,
-        min(owned.created_day) as first_day
+        min(owned.created_day) as first_day,
+        any_value(partitions.last_day) as last_day
     from owned
+    inner join partitions
+        on owned.network = partitions.network
+        and owned.chain = partitions.chain
+        and owned.address = partitions.address
     group by all
-),
-
-last_day as (
-    select cast(timezone('UTC', max(extracted_at)) as date) as balance_day_max
-    from utxos
 ),
 
 days as (
     select
+        spans.network,
         spans.address,
         spans.chain,
         spans.asset_id,
-        spans.network,
         cast(spine.day as date) as balance_day
     from spans
-    cross join last_day
     cross join lateral (
-        select unnest(generate_series(spans.first_day, greatest(last_day.balance_day_max, spans.first_day), interval 1 day)) as day
+        select unnest(generate_series(spans.first_day, greatest(spans.last_day, spans.first_day), interval 1 day)) as day
     ) as spine
 ),
 
@@ -109,12 +123,13 @@ final as (
         coalesce(daily_movements.spent_amount, 0) as spent_amount
     from days
     left join daily_movements
-        on days.address = daily_movements.address
+        on days.network = daily_movements.network
+        and days.address = daily_movements.address
         and days.chain = daily_movements.chain
         and days.asset_id = daily_movements.asset_id
         and days.balance_day = daily_movements.movement_day
     window running as (
-        partition by days.address, days.chain, days.asset_id
+        partition by days.network, days.address, days.chain, days.asset_id
         order by days.balance_day
         rows between unbounded preceding and current row
     )

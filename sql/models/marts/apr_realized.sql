@@ -1,6 +1,6 @@
--- description: Realized APR of each rewarded staking period: a validator's validation (on its own stake) or a delegation, from the rewards paid.
--- unique: staking_tx_hash
--- not_null: network, staking_kind, node_id, amount_staked_navax, started_at, ended_at, staking_seconds, reward_navax, apr
+-- description: Realized APR of every finished staking period the lake can judge, paid or not: a validator's validation (its own stake, and the fees it earned on its delegations) or a delegation.
+-- unique: network, staking_tx_hash
+-- not_null: network, staking_kind, node_id, amount_staked_navax, started_at, ended_at, staking_seconds, reward_navax, is_rewarded, apr, apr_with_fees
 -- accepted_values: staking_kind = validation | delegation
 -- column: staking_tx_hash: the staking transaction (AddValidatorTx, AddDelegatorTx or their permissionless forms)
 -- column: network: mainnet or fuji
@@ -9,12 +9,21 @@
 -- column: reward_addresses: owners of the staker's reward
 -- column: amount_staked_navax: the stake, in nAVAX
 -- column: started_at: start of the staking period
--- column: ended_at: end of the staking period, when the reward was paid
+-- column: ended_at: end of the staking period; its RewardValidatorTx, which pays the reward or nothing, is accepted only at this time
 -- column: staking_seconds: ended_at minus started_at, in seconds
--- column: reward_navax: what the staker received for the period: the VALIDATOR reward of a validation (fees on its delegations excluded), the DELEGATOR reward (after the validator's fee) of a delegation
--- column: gross_reward_navax: the reward before the validator's fee: reward_navax for a validation; for a delegation, grossReward from stg_delegators (null when the delegation is not in the lake)
--- column: apr: realized annual rate, reward_navax / amount_staked_navax × 31,536,000 (seconds in a 365-day year) / staking_seconds, computed in integers and truncated (rounded toward zero) to 12 decimal places; 0.08 is 8 %
+-- column: is_rewarded: whether the period earned a reward; a validation whose node was up less than 80 % of it earns nothing, nor do the delegations to it
+-- column: reward_navax: what the staker received for the period (0 when it was not rewarded): the VALIDATOR reward of a validation (fees on its delegations excluded), the DELEGATOR reward (after the validator's fee) of a delegation
+-- column: fee_income_navax: of a validation, the VALIDATOR_FEE rewards paid to it for the delegations that ran within it, as far as the lake holds them (0 when none); null for a delegation
+-- column: gross_reward_navax: the reward before the validator's fee: reward_navax for a validation; for a delegation, its DELEGATOR and VALIDATOR_FEE rewards (or grossReward from stg_delegators), 0 when not rewarded
+-- column: apr: realized annual rate, reward_navax / amount_staked_navax × 31,536,000 (seconds in a 365-day year) / staking_seconds, computed in integers and truncated (rounded toward zero) to 12 decimal places; 0.08 is 8 %; 0 for a period not rewarded
+-- column: apr_with_fees: the same with reward_navax + fee_income_navax: a validator's whole return on its stake (equal to apr for a delegation)
 -- column: apr_gross: the same with gross_reward_navax
+--
+-- Which periods: every validation or delegation the lake shows finished (a reward paid for it; a completed
+-- delegation in stg_delegators; a staking transaction with its RewardValidatorTx; a validator seen in the
+-- validators snapshots whose end has passed) and whose reward, if any, the lake would hold: a reward was
+-- found, or stg_delegators gives it, or the rewards of its node or of a reward owner were read after it
+-- ended. A period the lake cannot judge is left out rather than counted as unpaid.
 with rewards as (
     select * from stg_rewards
 ),
@@ -23,34 +32,149 @@ delegators as (
     select * from stg_delegators
 ),
 
-periods as (
+staking_transactions as (
+    select * from stg_staking_transactions
+),
+
+validators as (
+    select * from stg_validators
+),
+
+-- Reward subjects (node ids and addresses) and when their rewards were last read.
+reward_reads as (
+    select network, keys['subject'] as subject, read_at
+    from _lake.partitions
+    where stream = 'rewards'
+),
+
+candidates as (
     select
+        network,
         staking_tx_hash,
-        any_value(network) as network,
-        case any_value(reward_type) when 'VALIDATOR' then 'validation' else 'delegation' end as staking_kind,
-        any_value(node_id) as node_id,
-        any_value(reward_addresses) as reward_addresses,
-        any_value(amount_staked_navax) as amount_staked_navax,
-        any_value(started_at) as started_at,
-        any_value(ended_at) as ended_at,
-        sum(reward_navax) as reward_navax
+        case reward_type when 'VALIDATOR' then 'validation' else 'delegation' end as staking_kind,
+        node_id,
+        reward_addresses,
+        amount_staked_navax,
+        started_at,
+        ended_at
     from rewards
     where reward_type in ('VALIDATOR', 'DELEGATOR')
-    group by staking_tx_hash
+    union all
+    select network, tx_hash, 'delegation', node_id, reward_addresses, amount_delegated_navax, started_at, ended_at
+    from delegators
+    where delegation_status = 'completed'
+    union all
+    select
+        network,
+        tx_hash,
+        case when tx_type like '%Validator%' then 'validation' else 'delegation' end,
+        node_id,
+        reward_addresses,
+        amount_staked_navax,
+        started_at,
+        ended_at
+    from staking_transactions
+    where reward_tx_hash is not null
+        and tx_type in ('AddValidatorTx', 'AddPermissionlessValidatorTx', 'AddDelegatorTx', 'AddPermissionlessDelegatorTx')
+    union all
+    select network, tx_id, 'validation', node_id, null, weight, started_at, ends_at
+    from validators
+    where subnet = 'primary'
+        and tx_id is not null
+        and ends_at <= (select max(v.snapshot_at) from validators as v where v.network = validators.network)
+),
+
+periods as (
+    select
+        network,
+        staking_tx_hash,
+        any_value(staking_kind) as staking_kind,
+        any_value(node_id) as node_id,
+        -- the validators snapshots give no owners; the other sources agree on them
+        any_value(reward_addresses) filter (where reward_addresses is not null) as reward_addresses,
+        any_value(amount_staked_navax) as amount_staked_navax,
+        any_value(started_at) as started_at,
+        any_value(ended_at) as ended_at
+    from candidates
+    group by network, staking_tx_hash
+),
+
+paid as (
+    select
+        network,
+        staking_tx_hash,
+        sum(reward_navax) filter (where reward_type in ('VALIDATOR', 'DELEGATOR')) as reward_navax,
+        sum(reward_navax) as gross_reward_navax
+    from rewards
+    group by network, staking_tx_hash
+),
+
+fees as (
+    select
+        periods.network,
+        periods.staking_tx_hash,
+        sum(rewards.reward_navax) as fee_income_navax
+    from periods
+    inner join rewards
+        on rewards.network = periods.network
+        and rewards.node_id = periods.node_id
+        and rewards.reward_type = 'VALIDATOR_FEE'
+        and rewards.started_at >= periods.started_at
+        and rewards.ended_at <= periods.ended_at
+    where periods.staking_kind = 'validation'
+    group by periods.network, periods.staking_tx_hash
+),
+
+judged as (
+    select
+        periods.*,
+        cast(epoch(periods.ended_at) - epoch(periods.started_at) as bigint) as staking_seconds,
+        coalesce(
+            paid.reward_navax,
+            case when periods.staking_kind = 'delegation' then delegators.net_reward_navax end,
+            case when exists (
+                select 1
+                from reward_reads
+                where reward_reads.network = periods.network
+                    and reward_reads.read_at >= periods.ended_at
+                    and (
+                        reward_reads.subject = periods.node_id
+                        or list_contains(periods.reward_addresses, reward_reads.subject)
+                    )
+            ) then 0 end
+        ) as reward_navax,
+        case periods.staking_kind
+            when 'validation' then coalesce(fees.fee_income_navax, 0)
+        end as fee_income_navax,
+        case periods.staking_kind
+            when 'validation' then null
+            else coalesce(delegators.gross_reward_navax, paid.gross_reward_navax)
+        end as delegation_gross_navax
+    from periods
+    left join paid
+        on periods.network = paid.network
+        and periods.staking_tx_hash = paid.staking_tx_hash
+    left join fees
+        on periods.network = fees.network
+        and periods.staking_tx_hash = fees.staking_tx_hash
+    left join delegators
+        on periods.network = delegators.network
+        and periods.staking_tx_hash = delegators.tx_hash
+        and delegators.delegation_status = 'completed'
 ),
 
 measured as (
     select
-        periods.*,
-        cast(epoch(periods.ended_at) - epoch(periods.started_at) as bigint) as staking_seconds,
-        case periods.staking_kind
-            when 'validation' then periods.reward_navax
-            else delegators.gross_reward_navax
+        * exclude (delegation_gross_navax),
+        reward_navax > 0 as is_rewarded,
+        case staking_kind
+            when 'validation' then reward_navax
+            else coalesce(delegation_gross_navax, case when reward_navax = 0 then 0 end)
         end as gross_reward_navax
-    from periods
-    left join delegators
-        on periods.staking_tx_hash = delegators.tx_hash
-        and delegators.delegation_status = 'completed'
+    from judged
+    where reward_navax is not null
+        and staking_seconds > 0
+        and amount_staked_navax > 0
 ),
 
 final as (
@@ -64,7 +188,9 @@ final as (
         started_at,
         ended_at,
         staking_seconds,
+        is_rewarded,
         reward_navax,
+        fee_income_navax,
         gross_reward_navax,
         -- Note: DuckDB divides DECIMALs as DOUBLE; integer division keeps the rate exact to its last digit.
         cast(
@@ -73,13 +199,16 @@ final as (
             as decimal(38, 0)
         ) * 0.000000000001 as apr,
         cast(
+            (cast(reward_navax + coalesce(fee_income_navax, 0) as hugeint) * 31536000 * 1000000000000)
+                // (cast(amount_staked_navax as hugeint) * staking_seconds)
+            as decimal(38, 0)
+        ) * 0.000000000001 as apr_with_fees,
+        cast(
             (cast(gross_reward_navax as hugeint) * 31536000 * 1000000000000)
                 // (cast(amount_staked_navax as hugeint) * staking_seconds)
             as decimal(38, 0)
         ) * 0.000000000001 as apr_gross
     from measured
-    where staking_seconds > 0
-        and amount_staked_navax > 0
 )
 
 select * from final

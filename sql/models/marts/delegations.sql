@@ -1,5 +1,5 @@
 -- description: Delegations with their lifecycle: accepted, started, ended, status as of the newest extract, durations, rewards and the fee paid to the validator.
--- unique: tx_hash
+-- unique: network, tx_hash
 -- not_null: network, node_id, amount_delegated_navax, started_at, ended_at, delegation_status, staking_seconds, is_rewarded
 -- accepted_values: delegation_status = pending | active | completed
 -- column: tx_hash: the delegation's AddDelegatorTx / AddPermissionlessDelegatorTx
@@ -20,7 +20,7 @@
 -- column: fee_paid_navax: the validator's fee taken from the reward, gross_reward_navax minus net_reward_navax (null until completed)
 -- column: estimated_gross_reward_navax: expected reward of a pending or active delegation
 -- column: estimated_net_reward_navax: expected reward after the fee of a pending or active delegation
--- column: is_rewarded: the delegator's reward UTXO is in the lake (stg_rewards)
+-- column: is_rewarded: the delegation completed and earned a reward (false while pending or active, and for one whose validator was up less than 80 % of its period: it earns nothing)
 -- column: reward_tx_hash: the RewardValidatorTx that paid the delegator, when in the lake
 with delegators as (
     select * from stg_delegators
@@ -36,11 +36,12 @@ rewards as (
 
 delegator_rewards as (
     select
+        network,
         staking_tx_hash,
         any_value(reward_tx_hash) as reward_tx_hash
     from rewards
     where reward_type = 'DELEGATOR'
-    group by staking_tx_hash
+    group by network, staking_tx_hash
 ),
 
 final as (
@@ -71,13 +72,16 @@ final as (
         case when delegators.delegation_status <> 'completed'
             then coalesce(delegators.estimated_net_reward_navax, delegators.net_reward_navax) end
             as estimated_net_reward_navax,
-        delegator_rewards.staking_tx_hash is not null as is_rewarded,
+        delegators.delegation_status = 'completed'
+            and (delegator_rewards.staking_tx_hash is not null or delegators.net_reward_navax > 0) as is_rewarded,
         delegator_rewards.reward_tx_hash
     from delegators
     left join staking_transactions
-        on delegators.tx_hash = staking_transactions.tx_hash
+        on delegators.network = staking_transactions.network
+        and delegators.tx_hash = staking_transactions.tx_hash
     left join delegator_rewards
-        on delegators.tx_hash = delegator_rewards.staking_tx_hash
+        on delegators.network = delegator_rewards.network
+        and delegators.tx_hash = delegator_rewards.staking_tx_hash
 )
 
 select * from final

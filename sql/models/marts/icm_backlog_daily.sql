@@ -1,9 +1,9 @@
 -- description: ICM traffic between each pair of chains per UTC day: messages sent and delivered, delivery latency, and the backlog pending at the end of the day.
--- unique: source_blockchain_id, destination_blockchain_id, activity_day
+-- unique: network, source_blockchain_id, destination_blockchain_id, activity_day
 -- not_null: network, count_sent, count_delivered, count_pending_end_of_day
 -- column: source_blockchain_id: the sending chain
 -- column: destination_blockchain_id: the receiving chain
--- column: activity_day: the UTC day; every day from the pair's first message to the newest extract
+-- column: activity_day: the UTC day; every day from the pair's first message to the last day every ICM partition (address) of the network was read (a partition that failed or left the pipeline ends the series there: its later messages are not in the lake)
 -- column: network: mainnet or fuji
 -- column: count_sent: messages sent during the day
 -- column: count_delivered: messages delivered during the day
@@ -14,23 +14,25 @@ with deliveries as (
     select * from icm_delivery
 ),
 
-messages as (
-    select * from stg_icm_messages
-),
-
 pairs as (
     select
+        network,
         source_blockchain_id,
         destination_blockchain_id,
-        any_value(network) as network,
         min(least(sent_day, delivered_day)) as first_day
     from deliveries
     group by all
 ),
 
+-- A pair's messages come from every address of its network, so its backlog is known up to the day the
+-- least recently read of them was read.
 last_day as (
-    select cast(timezone('UTC', max(extracted_at)) as date) as activity_day_max
-    from messages
+    select
+        network,
+        cast(timezone('UTC', min(read_at)) as date) as activity_day_max
+    from _lake.partitions
+    where stream = 'icm_messages'
+    group by network
 ),
 
 days as (
@@ -40,7 +42,7 @@ days as (
         pairs.network,
         cast(spine.day as date) as activity_day
     from pairs
-    cross join last_day
+    inner join last_day on pairs.network = last_day.network
     cross join lateral (
         select unnest(generate_series(pairs.first_day, greatest(last_day.activity_day_max, pairs.first_day), interval 1 day)) as day
     ) as spine
@@ -48,6 +50,7 @@ days as (
 
 sent_daily as (
     select
+        network,
         source_blockchain_id,
         destination_blockchain_id,
         sent_day as activity_day,
@@ -59,6 +62,7 @@ sent_daily as (
 
 delivered_daily as (
     select
+        network,
         source_blockchain_id,
         destination_blockchain_id,
         delivered_day as activity_day,
@@ -82,7 +86,7 @@ final as (
         coalesce(sent_daily.count_sent, 0) as count_sent,
         coalesce(delivered_daily.count_delivered, 0) as count_delivered,
         sum(coalesce(sent_daily.count_sent, 0) - coalesce(delivered_daily.count_delivered_sent, 0)) over (
-            partition by days.source_blockchain_id, days.destination_blockchain_id
+            partition by days.network, days.source_blockchain_id, days.destination_blockchain_id
             order by days.activity_day
             rows between unbounded preceding and current row
         ) as count_pending_end_of_day,
@@ -90,11 +94,13 @@ final as (
         delivered_daily.max_latency_seconds
     from days
     left join sent_daily
-        on days.source_blockchain_id = sent_daily.source_blockchain_id
+        on days.network = sent_daily.network
+        and days.source_blockchain_id = sent_daily.source_blockchain_id
         and days.destination_blockchain_id = sent_daily.destination_blockchain_id
         and days.activity_day = sent_daily.activity_day
     left join delivered_daily
-        on days.source_blockchain_id = delivered_daily.source_blockchain_id
+        on days.network = delivered_daily.network
+        and days.source_blockchain_id = delivered_daily.source_blockchain_id
         and days.destination_blockchain_id = delivered_daily.destination_blockchain_id
         and days.activity_day = delivered_daily.activity_day
 )

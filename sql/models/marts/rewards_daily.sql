@@ -1,8 +1,8 @@
 -- description: Staking rewards by reward address, validator node and UTC day of payment, with their USD value on that day where the API gives a price.
--- unique: reward_day, reward_address, node_id
+-- unique: network, reward_day, reward_address, node_id
 -- incremental_by: reward_day = cast(timezone('UTC', ended_at) as date) from stg_rewards
 -- not_null: network, count_rewards, reward_navax, validator_reward_navax, delegator_reward_navax, fee_reward_navax, is_priced
--- column: reward_day: UTC day the reward was paid (the end of the staking period)
+-- column: reward_day: UTC day the reward was paid: the day of its RewardValidatorTx, which the P-Chain accepts only at the staking period's end time (ended_at)
 -- column: reward_address: an owner of the reward UTXO (a reward owned by several addresses counts for each)
 -- column: node_id: the validator of the staking period
 -- column: network: mainnet or fuji
@@ -38,7 +38,7 @@ daily as (
         reward_day,
         reward_address,
         node_id,
-        any_value(network) as network,
+        network,
         count(*) as count_rewards,
         count(*) filter (where reward_type = 'VALIDATOR') as count_validator_rewards,
         count(*) filter (where reward_type = 'DELEGATOR') as count_delegator_rewards,
@@ -52,7 +52,7 @@ daily as (
         sum(reward_navax * price_usd) as reward_navax_usd,
         count(price_usd) = count(*) as is_priced
     from owned
-    group by reward_day, reward_address, node_id
+    group by network, reward_day, reward_address, node_id
 ),
 
 final as (
