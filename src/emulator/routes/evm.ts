@@ -9,7 +9,8 @@
  * - ICM messages without `network` are mainnet's. Each is sent and delivered by transactions its
  *   chains list (calls of the ICM contract); the deliverer (relayer) is the wallet sending the delivery.
  * - Listings are newest first (blocks by number, transactions by (block, index), ERC-20 transfers by
- *   (block, logIndex), ICM messages by send time); NFT tokens and ERC-721 balances by token id.
+ *   (block, logIndex), ICM messages by send time, or by delivery time for one whose source was not
+ *   indexed); NFT tokens and ERC-721 balances by token id.
  */
 
 import { isEvmAddress } from '../encoding.ts';
@@ -231,14 +232,15 @@ export const evmRoutes = defineRoutes([
       const ledger = ctx.world.evm.icm(network);
       const page = ctx.page(ctx.query.pageSize(100), (position, limit) => {
         const indexes: number[] = [];
-        const source = ledger.indexesDesc(address, ctx.now, position as number | undefined);
-        for (const k of source) {
+        for (const k of ledger.indexesDesc(address, ctx.now, pair(position))) {
           indexes.push(k);
           if (indexes.length > limit) break;
         }
-        const more = indexes.length > limit;
         const items = indexes.slice(0, limit).map((k) => ledger.message(k, ctx.now));
-        return more ? { items, next: indexes[limit - 1] as number } : { items };
+        const last = indexes[limit - 1];
+        return indexes.length > limit && last !== undefined
+          ? { items, next: [ledger.listedAt(last), last] }
+          : { items };
       });
       return { messages: page.items, ...withNextToken(page) };
     },

@@ -70,6 +70,8 @@ export interface IcmSlots {
   route(k: number): readonly [number, number];
   /** Windows between message k's send and its delivery. */
   lag(k: number): number;
+  /** The largest lag of any message. */
+  readonly maxLag: number;
   sourceSeq(k: number): number | undefined;
   deliverySeq(k: number): number | undefined;
   exists(k: number): boolean;
@@ -180,6 +182,7 @@ export function createIcmSlots(args: {
     intervalSeconds: I,
     route,
     lag,
+    maxLag: slowLag,
     sourceSeq,
     deliverySeq,
     exists,
@@ -218,13 +221,21 @@ export interface IcmLedger {
   deliveredAt(k: number): number;
   /** Whether message k is listed at `now` (a source-not-indexed message only once delivered). */
   visible(k: number, now: number): boolean;
+  /**
+   * The timestamp message k is listed by: its send, or its delivery when its source was not indexed
+   * (the only transaction the indexer knows of it).
+   */
+  listedAt(k: number): number;
   /** Whether `address` (lower-case) is the message's sender or recipient. */
   involves(k: number, address: string): boolean;
   /** The transactions tying message k to its chains: [chain index, seq] of its send and delivery. */
   ties(k: number): { source: [number, number]; delivery: [number, number] } | undefined;
   message(k: number, now: number): IcmMessageRecord;
-  /** Indexes of messages listed for `address` at `now`, newest first, below `before`. */
-  indexesDesc(address: string, now: number, before?: number): Generator<number>;
+  /**
+   * Indexes of messages listed for `address` at `now`, newest first by (listedAt, index), after the
+   * position `before` (the last one of a previous page, as [listedAt, index]).
+   */
+  indexesDesc(address: string, now: number, before?: readonly [number, number]): Generator<number>;
 }
 
 export function createIcmLedger(args: {
@@ -277,6 +288,7 @@ export function createIcmLedger(args: {
     slots.exists(k) && sentAt(k) <= now && (!notIndexed(k) || deliveredAt(k) <= now);
   const involves = (k: number, address: string) =>
     pool.addressOf(toIndex(k)) === address || fromOf(k) === address;
+  const listedAt = (k: number) => (notIndexed(k) ? deliveredAt(k) : sentAt(k));
 
   return {
     count,
@@ -284,6 +296,7 @@ export function createIcmLedger(args: {
     sentAt,
     deliveredAt,
     visible,
+    listedAt,
     involves,
     ties,
     message(k, now) {
@@ -354,14 +367,33 @@ export function createIcmLedger(args: {
     *indexesDesc(address, now, before) {
       const x = pool.indexOf(address.toLowerCase());
       if (x === undefined) return;
-      for (let k = Math.min(before ?? Number.POSITIVE_INFINITY, count(now)) - 1; k >= 0; k--) {
+      const isAfter = (t: number, k: number) =>
+        before === undefined || t < before[0] || (t === before[0] && k < before[1]);
+      // Only a message whose source was not indexed is listed out of send order, later by its lag at
+      // most: every message of window k or below is listed before g + (k + maxLag + 1)·I. So the scan
+      // goes down by window and holds back what it found until nothing below can be listed later.
+      const held: [at: number, k: number][] = [];
+      const top = count(now) - 1;
+      for (let k = before === undefined ? top : Math.min(top, Math.floor((before[0] - g) / I)); k >= 0; k--) {
+        const bound = g + (k + slots.maxLag + 1) * I;
+        for (let next = held[0]; next !== undefined && next[0] >= bound; next = held[0]) {
+          held.shift();
+          yield next[1];
+        }
         // The recipient is a hash; the sender needs the source slot, so it is asked second.
         if (toIndex(k) !== x) {
           const source = slots.sourceSeq(k);
           if (source === undefined || chainOf(slots.route(k)[0]).model.sender(source) !== x) continue;
         }
-        if (visible(k, now)) yield k;
+        if (!visible(k, now)) continue;
+        const at = listedAt(k);
+        if (!isAfter(at, k)) continue;
+        // Newest first; scanned by falling index, so among equal times a later one goes after.
+        let i = held.length;
+        while (i > 0 && (held[i - 1]?.[0] ?? at) < at) i--;
+        held.splice(i, 0, [at, k]);
       }
+      for (const [, k] of held) yield k;
     },
   };
 }
