@@ -61,8 +61,11 @@ describe('crash safety', () => {
     const last = await extractProcess(workspace.pipelinePath, workspace.dataDir);
     expect(last.code, last.stderr).toBe(0);
 
-    expect(sorted(await lakeTotals(workspace.dataDir))).toEqual(sorted(await truthOf(emulator, pipeline)));
+    // The workspace is kept: a failure names it, to diff its lake and commit log against the truth.
+    expect(sorted(await lakeTotals(workspace.dataDir)), workspace.dataDir).toEqual(
+      sorted(await truthOf(emulator, pipeline)),
+    );
     for (const stream of CORE_STREAMS.filter((s) => s !== 'validators'))
-      expect(await duplicateRows(workspace.dataDir, stream), stream).toBe(0);
+      expect(await duplicateRows(workspace.dataDir, stream), `${stream} in ${workspace.dataDir}`).toBe(0);
   }, 300_000);
 });

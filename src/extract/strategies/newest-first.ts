@@ -3,7 +3,15 @@ import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
-import { checkRecords, newestField, newestOf, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+import {
+  checkRecords,
+  newestField,
+  newestOf,
+  nextTokenOf,
+  type Walk,
+  type WalkContext,
+  type WalkStep,
+} from './walk.ts';
 
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `since` its
@@ -35,6 +43,22 @@ const versionOf = (record: unknown) =>
   createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 16);
 
 export async function* walkNewestFirst(ctx: WalkContext): Walk {
+  let checkpoint = ctx.checkpoint;
+  for (;;) {
+    const end = yield* walkOnce({ ...ctx, checkpoint });
+    // A walk carried on by an earlier run's page token ends at the top that run met: what the source
+    // listed since sits above it, so one fresh pass follows, down to that top. Without it a run ends
+    // "ok" with the lake behind the source until the run after. A walk that began at the top (a new
+    // one, or one whose token was refused) has read it already.
+    if (end.fromTop) return;
+    checkpoint = end.checkpoint;
+  }
+}
+
+/** One walk from the checkpoint: whether it read the listing from its top in this run, and where it ended. */
+async function* walkOnce(
+  ctx: WalkContext,
+): AsyncGenerator<WalkStep, { fromTop: boolean; checkpoint: Record<string, unknown> }, void> {
   const stream = ctx.stream as NewestFirstStream<z.ZodObject>;
   const state = NewestFirstCheckpoint.parse(ctx.checkpoint ?? {});
   const { head, open } = state;
@@ -45,6 +69,7 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let phase: 'new' | 'handled' | 'normal' = 'normal';
   let skipTo = { top: '', bottom: '' };
   let first = state.window === undefined;
+  let fromTop = first;
   // The pipeline's window [start, end): a walk stops at the first record older than start (once the
   // records still open are re-read) and skips those from end on.
   const floor = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
@@ -62,6 +87,7 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
         window = { ...window, pageToken: '' };
         phase = 'new';
         first = true;
+        fromTop = true;
         continue;
       }
       throw error;
@@ -127,8 +153,9 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
     const pageToken = nextTokenOf(body);
     const caughtUp = w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!pageToken || caughtUp || belowFloor) {
-      yield { append, rejects, ...reached, checkpoint: finish(state, w) };
-      return;
+      const checkpoint = finish(state, w);
+      yield { append, rejects, ...reached, checkpoint };
+      return { fromTop, checkpoint };
     }
     window = { ...w, pageToken };
     yield {
