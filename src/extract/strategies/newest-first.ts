@@ -13,11 +13,16 @@ import {
   type WalkStep,
 } from './walk.ts';
 
+/** A stretch of the listing a walk has read, by the keys of its newest and its oldest record. */
+const Stretch = z.object({ top: z.string(), bottom: z.string() });
+
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `since` its
  * sort value (for listings that take a lower bound), and `open` the records that could still change,
  * with a hash of the version committed. A walk in progress (`window`) remembers its page token, the
- * newest record it met (`top`), the last one it handled (`bottom`), and what it learned so far.
+ * newest record its pass met (`top`), the last one it handled (`bottom`), and what it learned so far.
+ * After a refused token a walk passes again from the top: `skip` holds, newest first, the stretches
+ * earlier passes read that this one has not gone by yet (`skipping`: it is inside the first).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
@@ -33,6 +38,8 @@ const NewestFirstCheckpoint = z.object({
       passedHead: z.boolean(),
       seenOpen: z.array(z.string()),
       newOpen: z.record(z.string(), z.string()),
+      skip: z.array(Stretch).default([]),
+      skipping: z.boolean().default(false),
     })
     .optional(),
 });
@@ -64,10 +71,6 @@ async function* walkOnce(
   const { head, open } = state;
   const openKeys = Object.keys(open);
   let window: Window | undefined = state.window;
-  // After a rejected token the walk starts again from the top: first come records newer than the
-  // interrupted walk's top (new: append), then those down to its bottom (handled: skip).
-  let phase: 'new' | 'handled' | 'normal' = 'normal';
-  let skipTo = { top: '', bottom: '' };
   let first = state.window === undefined;
   let fromTop = first;
   // The pipeline's window [start, end): a walk stops at the first record older than start (once the
@@ -83,9 +86,7 @@ async function* walkOnce(
       body = await ctx.fetchPage(request, window?.pageToken || undefined);
     } catch (error) {
       if (window?.pageToken && isRejectedPageToken(error)) {
-        skipTo = { top: window.top, bottom: window.bottom };
-        window = { ...window, pageToken: '' };
-        phase = 'new';
+        window = passAgain(window);
         first = true;
         fromTop = true;
         continue;
@@ -102,6 +103,8 @@ async function* walkOnce(
       passedHead: false,
       seenOpen: [],
       newOpen: {},
+      skip: [],
+      skipping: false,
     };
     const seenOpen = new Set(w.seenOpen);
     let belowFloor = false;
@@ -112,17 +115,18 @@ async function* walkOnce(
       first = false;
       const time = stream.timeOf?.(record);
       if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
-      if (phase === 'new') {
-        if (key === skipTo.top) phase = 'handled';
-        else {
+      const stretch = w.skip[0];
+      if (stretch) {
+        // Above a stretch read before, a record was listed since: new. Inside it, one handled already.
+        if (!w.top) setTop(stream, record, key, w);
+        w.bottom = key;
+        if (w.skipping || key === stretch.top) {
+          w.skipping = key !== stretch.bottom;
+          if (!w.skipping) w.skip = w.skip.slice(1);
+        } else {
           append.push(record);
           trackOpen(stream, record, key, w, newest);
-          if (newest) setTop(stream, record, key, w);
-          continue;
         }
-      }
-      if (phase === 'handled') {
-        if (key === skipTo.bottom) phase = 'normal';
         continue;
       }
       if (floor !== undefined && time !== undefined && time < floor && !(key in open)) {
@@ -151,7 +155,7 @@ async function* walkOnce(
     w.seenOpen = [...seenOpen];
     const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
     const pageToken = nextTokenOf(body);
-    const caughtUp = w.passedHead && openKeys.every((k) => seenOpen.has(k));
+    const caughtUp = w.skip.length === 0 && w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!pageToken || caughtUp || belowFloor) {
       const checkpoint = finish(state, w);
       yield { append, rejects, ...reached, checkpoint };
@@ -165,6 +169,26 @@ async function* walkOnce(
       checkpoint: { ...(head !== undefined ? { head } : {}), ...sinceOf(state), open, window },
     };
   }
+}
+
+/**
+ * The walk after a refused token: a new pass from the top, which skips what this walk has read. The
+ * pass that stopped read from its top to its bottom, in one piece with the stretch it stopped in; the
+ * stretches below it are still ahead. Between them lie records listed since, not read yet.
+ */
+function passAgain(w: Window): Window {
+  const [inside, ...below] = w.skip;
+  const bottom = w.skipping && inside ? inside.bottom : w.bottom;
+  const ahead = w.skipping ? below : w.skip;
+  const { topSince: _, ...rest } = w;
+  return {
+    ...rest,
+    pageToken: '',
+    top: '',
+    bottom: '',
+    skip: w.top ? [{ top: w.top, bottom }, ...ahead] : ahead,
+    skipping: false,
+  };
 }
 
 function setTop(
