@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { PRIMARY_CHAINS } from '../../src/emulator/world/networks.ts';
+import { PRIMARY_CHAINS, PRIMARY_SUBNET_ID } from '../../src/emulator/world/networks.ts';
+import { offlineNodes } from '../../src/emulator/warp/online.ts';
+import { signingValidatorsAt } from '../../src/emulator/warp/validators.ts';
+import { meetsQuorum } from '../../src/schemas/warp-validators.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { exampleMessageFrom } from '../helpers/warp.ts';
 
@@ -84,6 +87,18 @@ describe('avalake aggregate and verify-message, end to end against the emulator'
   });
 
   it('aggregate: a quorum the online validators cannot reach is exit 1 with the service’s reason', async () => {
+    // A quorum above what the online validators hold but within what every BLS-keyed validator holds:
+    // the request is valid, and fails only because some validators do not answer now.
+    const now = emulator.clock.now();
+    const validators = signingValidatorsAt(emulator.truth, 'fuji', PRIMARY_SUBNET_ID, now) ?? [];
+    const offline = offlineNodes(emulator.truth.seed, 'fuji', validators, now);
+    const total = validators.reduce((sum, v) => sum + v.weight, 0n);
+    const keyed = validators.filter((v) => v.publicKey);
+    const sum = (vs: typeof keyed) => vs.reduce((s, v) => s + v.weight, 0n);
+    const online = sum(keyed.filter((v) => !offline.has(v.nodeId)));
+    const quorum = Number((online * 100n) / total) + 1;
+    expect(meetsQuorum(online, total, quorum)).toBe(false);
+    expect(meetsQuorum(sum(keyed), total, quorum)).toBe(true);
     const r = await avalake(
       'aggregate',
       '--network',
@@ -91,7 +106,7 @@ describe('avalake aggregate and verify-message, end to end against the emulator'
       '--message',
       message,
       '--quorum',
-      '76',
+      String(quorum),
       '--base-url',
       emulator.url,
       '--node-url',
