@@ -14,8 +14,8 @@ import {
   recordSql,
   sameSql,
 } from './incremental.ts';
-import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { writePartitions } from './lake-partitions.ts';
+import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';

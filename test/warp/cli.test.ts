@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { PRIMARY_CHAINS, PRIMARY_SUBNET_ID } from '../../src/emulator/world/networks.ts';
 import { offlineNodes } from '../../src/emulator/warp/online.ts';
 import { signingValidatorsAt } from '../../src/emulator/warp/validators.ts';
+import { PRIMARY_CHAINS, PRIMARY_SUBNET_ID } from '../../src/emulator/world/networks.ts';
 import { meetsQuorum } from '../../src/schemas/warp-validators.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { exampleMessageFrom } from '../helpers/warp.ts';
