@@ -24,9 +24,26 @@ export const replaceLakeRefs = (sql: string, read: (stream: string) => string): 
 /**
  * The relation's rows, one per key: the version read last (`_extracted_at desc`). Versions read at the
  * same instant are equally new, and which of them is kept is unspecified (`row_number` over a tie).
+ *
+ * Most keys have one version, so only keys seen more than once are ranked: a window (or the aggregate
+ * DuckDB turns it into) over every row carries every column of every row through a sort or a hash
+ * table, which cost most of a staging build. Keys are told apart by their hash first: a key whose hash
+ * is seen once has one row, kept whole as it streams past; the few hashes seen more than once (a key's
+ * versions, and any two keys whose hashes collide) go through `row_number` by the keys themselves, so
+ * a collision only costs a little ranking, never a wrong row.
+ *
+ * Note: the relation is read three times, so a CTE it names should be `as not materialized`: each read
+ * is then a scan of the lake's Parquet, cheaper than DuckDB copying every row into a temporary result.
  */
-export const newestPerKey = (relation: string, keys: string): string =>
-  `(select * from ${relation} qualify row_number() over (partition by ${keys} order by _extracted_at desc) = 1)`;
+export const newestPerKey = (relation: string, keys: string): string => `(
+    with __several as (
+        select hash(${keys}) as __key from ${relation} group by all having count(*) > 1
+    )
+    select ${relation}.* from ${relation} anti join __several on hash(${keys}) = __several.__key
+    union all
+    select * from (select ${relation}.* from ${relation} semi join __several on hash(${keys}) = __several.__key)
+    qualify row_number() over (partition by ${keys} order by _extracted_at desc) = 1
+)`;
 
 /**
  * Expands `{{ newest(…) }}`, leaving `{{ lake(…) }}` for the build. `problem`: a malformed `newest` or a

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildWarehouse, DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts';
 import { loadModels, ModelError } from '../../src/warehouse/models.ts';
-import { expandTemplates } from '../../src/warehouse/templates.ts';
+import { expandTemplates, newestPerKey } from '../../src/warehouse/templates.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
 
 /** Versions of records keyed by (chain, id), as a stream appends them; `state` tells them apart. */
@@ -89,8 +89,7 @@ describe("{{ newest('relation', 'key') }}", () => {
     );
     expect(problem).toBeUndefined();
     expect(sql).toBe(
-      "with source as (select * from {{ lake('rewards') }})\n" +
-        'select * from (select * from source qualify row_number() over (partition by chain, "timestamp" order by _extracted_at desc) = 1)',
+      `with source as (select * from {{ lake('rewards') }})\nselect * from ${newestPerKey('source', 'chain, "timestamp"')}`,
     );
   });
 

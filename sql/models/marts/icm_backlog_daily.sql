@@ -1,4 +1,4 @@
--- description: ICM traffic between each pair of chains per UTC day: messages sent and delivered, delivery latency, and the backlog pending at the end of the day.
+-- description: ICM traffic of the configured addresses between each pair of chains per UTC day: their messages sent and delivered, delivery latency, and the backlog pending at the end of the day (not the chains' whole traffic).
 -- unique: network, source_blockchain_id, destination_blockchain_id, activity_day
 -- not_null: network, count_sent, count_delivered, count_pending_end_of_day
 -- column: source_blockchain_id: the sending chain

@@ -8,7 +8,7 @@
 -- column: avg_tps: average transactions per second over the day (the newest day is still filling up)
 -- column: last_run_at: when the service last updated the series, as of the newest read
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('avg_tps') }}
 ),
 

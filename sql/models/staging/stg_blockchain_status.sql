@@ -8,7 +8,7 @@
 -- column: status: platform.getBlockchainStatus as the node gives it (Validating, Created, Preferred, Syncing, Unknown)
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('blockchain_status') }}
 ),
 

@@ -19,7 +19,7 @@
 -- column: consumed_utxos: ImportTx: the atomic UTXOs it spent, as the API gives them
 -- column: emitted_utxos: ExportTx: the atomic UTXOs it created, as the API gives them
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('c_chain_latest_transactions') }}
 ),
 

@@ -19,7 +19,7 @@
 -- column: emitted_utxos: ExportTx: the atomic UTXOs it created, as the API gives them
 -- column: tracked_addresses: the configured addresses whose listing holds the transaction
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('c_chain_transactions') }}
 ),
 

@@ -27,7 +27,7 @@
 -- column: enabled_features: the features the API lists as enabled on it
 -- column: snapshot_at: when avalake observed the listing (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('chains') }}
 ),
 

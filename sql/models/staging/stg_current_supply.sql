@@ -8,7 +8,7 @@
 -- column: p_chain_height: the P-Chain height the node read it at
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('current_supply') }}
 ),
 

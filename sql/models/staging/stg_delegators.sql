@@ -17,7 +17,7 @@
 -- column: estimated_gross_reward_navax: the expected reward before the fee of a pending or active delegation, in nAVAX (null once completed)
 -- column: estimated_net_reward_navax: the expected reward after the fee of a pending or active delegation, in nAVAX (null once completed)
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('delegators') }}
 ),
 

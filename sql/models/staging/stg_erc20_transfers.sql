@@ -20,12 +20,19 @@
 -- column: price_usd: USD price of the token, as the API gives it (null when it gives no USD price)
 -- column: tracked_addresses: the configured addresses whose listing holds the transfer (lowercase)
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('erc20_transfers') }}
 ),
 
 newest as (
     select * from {{ newest('source', 'chain, txHash, logIndex') }}
+),
+
+-- A transfer read in one address's listing only (most of them) is tracked by that address; only those
+-- read more than once (in several listings, or again) need their addresses gathered. Found by the key's
+-- hash as `newest` finds them, a collision only gathering a few more.
+several as (
+    select hash(chain, txHash, logIndex) as __key from source group by all having count(*) > 1
 ),
 
 tracked as (
@@ -35,6 +42,7 @@ tracked as (
         logIndex,
         list(distinct lower(address) order by lower(address)) as tracked_addresses
     from source
+    semi join several on hash(source.chain, source.txHash, source.logIndex) = several.__key
     group by chain, txHash, logIndex
 ),
 
@@ -57,10 +65,12 @@ final as (
         valueExact as value_exact,
         cast(valueExact as double) / pow(10, erc20Token.decimals) as value_tokens,
         case when erc20Token.price.currencyCode = 'usd' then erc20Token.price.value end as price_usd,
-        tracked.tracked_addresses,
+        -- Note: the key's columns are required in the lake's files (never null), so every transfer
+        -- finds its own key here, as in the inner join this left join replaced.
+        coalesce(tracked.tracked_addresses, [lower(newest.address)]) as tracked_addresses,
         newest._extracted_at as extracted_at
     from newest
-    inner join tracked
+    left join tracked
         on newest.chain = tracked.chain
         and newest.txHash = tracked.txHash
         and newest.logIndex = tracked.logIndex

@@ -31,7 +31,7 @@
 -- column: native_balance_usd: the native balance's USD value, as the API gives it
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('erc721_balances') }}
 ),
 

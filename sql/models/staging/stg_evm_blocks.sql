@@ -18,7 +18,7 @@
 -- column: gas_cost_wei: the gas cost of the block as the API gives it, in wei
 -- column: fees_spent_wei: fees paid by its transactions, in wei
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('evm_blocks') }}
 ),
 

@@ -25,7 +25,7 @@
 -- column: gas_used: the gas used
 -- column: gas_price_wei: the price paid per gas, in wei
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('evm_transactions') }}
 ),
 

@@ -23,7 +23,7 @@
 -- column: reward_token_symbol: symbol of the token the relayer is rewarded in
 -- column: reward_value_exact: the relayer reward, in that token's smallest unit, as an exact decimal string (uint256)
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('icm_messages') }}
 ),
 

@@ -10,7 +10,7 @@
 -- column: period_start: start of the period the value covers (UTC hour, day, Monday or first of month)
 -- column: value: the metric's value for the period, in the metric's own unit (a count, gas, per second, …); the latest period's value is partial until it ends
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('metrics') }}
 ),
 

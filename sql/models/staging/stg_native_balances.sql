@@ -16,7 +16,7 @@
 -- column: balance_usd: the balance's USD value, as the API gives it
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('native_balances') }}
 ),
 

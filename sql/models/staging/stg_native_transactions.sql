@@ -25,12 +25,19 @@
 -- column: gas_price_wei: the price paid per gas, in wei
 -- column: tracked_addresses: the configured addresses whose listing holds the transaction (lowercase)
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('native_transactions') }}
 ),
 
 newest as (
     select * from {{ newest('source', 'chain, txHash') }}
+),
+
+-- A transaction read in one address's listing only (most of them) is tracked by that address; only
+-- those read more than once (in several listings, or again) need their addresses gathered. Found by the
+-- key's hash as `newest` finds them, a collision only gathering a few more.
+several as (
+    select hash(chain, txHash) as __key from source group by all having count(*) > 1
 ),
 
 tracked as (
@@ -39,6 +46,7 @@ tracked as (
         txHash,
         list(distinct lower(address) order by lower(address)) as tracked_addresses
     from source
+    semi join several on hash(source.chain, source.txHash) = several.__key
     group by chain, txHash
 ),
 
@@ -65,10 +73,12 @@ final as (
         gasLimit as gas_limit,
         gasUsed as gas_used,
         gasPrice as gas_price_wei,
-        tracked.tracked_addresses,
+        -- Note: the key's columns are required in the lake's files (never null), so every transaction
+        -- finds its own key here, as in the inner join this left join replaced.
+        coalesce(tracked.tracked_addresses, [lower(newest.address)]) as tracked_addresses,
         newest._extracted_at as extracted_at
     from newest
-    inner join tracked
+    left join tracked
         on newest.chain = tracked.chain
         and newest.txHash = tracked.txHash
 )

@@ -25,7 +25,7 @@
 -- column: metadata_attributes: its attributes as JSON text
 -- column: snapshot_at: when avalake began the snapshot that observed it (a large collection is read over several flushes, or runs, under one time: until its last page is read, the snapshot holds part of the collection)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('nft_tokens') }}
 ),
 

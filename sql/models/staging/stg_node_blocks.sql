@@ -21,7 +21,7 @@
 -- column: proposer_p_chain_height: the P-Chain height in the proposervm header
 -- column: proposer_timestamp: the time in the proposervm header
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('node_blocks') }}
 ),
 

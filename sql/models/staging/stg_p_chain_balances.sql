@@ -15,7 +15,7 @@
 -- column: utxo_ids: the UTXOs the balance is made of (txID, outputIndex)
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('p_chain_balances') }}
 ),
 

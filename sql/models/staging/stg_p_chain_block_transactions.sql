@@ -17,7 +17,7 @@
 -- column: unsigned_tx: the whole unsigned transaction as JSON text (its shape depends on its type)
 -- column: credentials: its credentials (each a list of signatures)
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('p_chain_block_transactions') }}
 ),
 

@@ -9,7 +9,7 @@
 -- column: vm_id: id of its virtual machine
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('p_chain_blockchains') }}
 ),
 

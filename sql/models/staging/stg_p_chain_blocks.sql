@@ -10,7 +10,7 @@
 -- column: tx_count: transactions in the block
 -- column: tx_ids: the ids of its transactions
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('p_chain_blocks') }}
 ),
 

@@ -11,7 +11,7 @@
 -- column: tx_ids: the ids of its transactions
 -- column: snapshot_at: when avalake read it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('p_chain_blocks_by_id') }}
 ),
 

@@ -39,7 +39,7 @@
 -- column: emitted_utxos: the UTXOs it created, as the API gives them
 -- column: tracked_addresses: the configured addresses whose listing holds the transaction (empty when only an L1 validation's does)
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     -- Note: partitions read by L1 validation id carry no address, so a lake fed by those alone has
     -- no address column: the empty first branch declares it.
     select null::varchar as address
@@ -83,10 +83,10 @@ final as (
         rewardTxHash as reward_tx_hash,
         rewardAddresses as reward_addresses,
         stakingTxHash as staking_tx_hash,
-        coalesce((select sum(a.amount) from unnest("value") as t(a)), 0) as value_navax,
-        coalesce((select sum(a.amount) from unnest(amountBurned) as t(a)), 0) as amount_burned_navax,
-        coalesce((select sum(a.amount) from unnest(amountStaked) as t(a)), 0) as amount_staked_navax,
-        coalesce((select sum(a.amount) from unnest(amountL1ValidatorBalanceBurned) as t(a)), 0) as amount_l1_validator_balance_burned_navax,
+        coalesce(list_sum([a.amount for a in "value"]), 0) as value_navax,
+        coalesce(list_sum([a.amount for a in amountBurned]), 0) as amount_burned_navax,
+        coalesce(list_sum([a.amount for a in amountStaked]), 0) as amount_staked_navax,
+        coalesce(list_sum([a.amount for a in amountL1ValidatorBalanceBurned]), 0) as amount_l1_validator_balance_burned_navax,
         l1ValidatorManagerDetails.blockchainId as l1_validator_manager_blockchain_id,
         l1ValidatorManagerDetails.contractAddress as l1_validator_manager_address,
         l1ValidatorDetails as l1_validator_details,

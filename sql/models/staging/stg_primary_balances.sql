@@ -19,11 +19,11 @@
 -- column: status: for atomic memory, pendingImport or pendingExport, as the API gives it
 -- column: snapshot_at: when avalake observed it (one time per run)
 -- column: extracted_at: when avalake wrote the row
-with source as (
+with source as not materialized (
     select * from {{ lake('primary_balances') }}
 ),
 
-keyed as (
+keyed as not materialized (
     select
         *,
         concat_ws('/', chain, address, asOfDay, category, assetId, sharedWithChainId) as balance_id

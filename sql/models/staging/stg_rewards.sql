@@ -19,7 +19,7 @@
 -- column: price_usd: USD price of AVAX on the day of the reward, as the API gives it (null when the API gives no USD price)
 -- column: reward_usd: reward_navax in AVAX valued at price_usd, in USD (null when price_usd is null)
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('rewards') }}
 ),
 

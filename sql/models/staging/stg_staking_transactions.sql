@@ -20,7 +20,7 @@
 -- column: consumed_utxo_count: how many UTXOs the transaction spent
 -- column: emitted_utxo_count: how many UTXOs the transaction created
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('staking_transactions') }}
 ),
 
@@ -44,8 +44,8 @@ final as (
         estimatedReward as estimated_reward_navax,
         rewardTxHash as reward_tx_hash,
         rewardAddresses as reward_addresses,
-        (select sum(a.amount) from unnest(amountStaked) as t(a)) as amount_staked_navax,
-        (select sum(a.amount) from unnest(amountBurned) as t(a)) as amount_burned_navax,
+        list_sum([a.amount for a in amountStaked]) as amount_staked_navax,
+        list_sum([a.amount for a in amountBurned]) as amount_burned_navax,
         len(consumedUtxos) as consumed_utxo_count,
         len(emittedUtxos) as emitted_utxo_count,
         _extracted_at as extracted_at

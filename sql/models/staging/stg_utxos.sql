@@ -20,7 +20,7 @@
 -- column: stake_started_at: of a staked UTXO: start of its staking period (UTC; null otherwise)
 -- column: stake_ended_at: of a staked UTXO: end of its staking period (UTC; null otherwise)
 -- column: extracted_at: when avalake read this version (UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('utxos') }}
 ),
 

@@ -11,7 +11,7 @@
 -- column: potential_reward_navax: the reward the delegation earns if it completes, before the validator's fee, in nAVAX (null when the node gives none)
 -- column: reward_addresses: the P-Chain addresses the reward goes to (null when the node gives no reward owner)
 -- column: snapshot_at: when avalake observed it (one time per run, UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('validator_delegators') }}
 ),
 

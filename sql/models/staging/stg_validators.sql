@@ -19,7 +19,7 @@
 -- column: bls_public_key: its BLS public key (null when it registered none)
 -- column: l1_balance_navax: an L1 validator's remaining balance for its fees, in nAVAX (null for other validators)
 -- column: snapshot_at: when avalake observed the validator set (one time per run, UTC)
-with source as (
+with source as not materialized (
     select * from {{ lake('validators') }}
 ),
 

@@ -25,7 +25,7 @@
 -- column: consumed_utxos: the UTXOs it spent, as the API gives them
 -- column: emitted_utxos: the UTXOs it created, as the API gives them
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('x_chain_latest_transactions') }}
 ),
 

@@ -12,7 +12,7 @@
 -- column: tx_hashes: the ids of its transactions
 -- column: vertex_size_bytes: the vertex's size in bytes
 -- column: extracted_at: when avalake read this version
-with source as (
+with source as not materialized (
     select * from {{ lake('x_chain_vertices') }}
 ),
 
