@@ -1,55 +1,84 @@
 /**
- * Issue 3: "A benchmark prints the pipeline's records/s beside a bare client that fetches and parses the
- * same pages and throws them away (the ratio), and peak memory at 200k and at 2M records."
+ * Issue 13: "Extract at ≥ 0.8× a bare client on the same requests (whole process, start-up included) …
+ * `bench/extract-throughput.ts` prints the ratio against a bare client that follows the same walks in
+ * order with the same concurrency (not a flat list of requests), and peak RSS at 200k, 2M and 10M records."
  *
- * One `avalake emulator` child (scale large, rate limit off, fixed clock) serves the whale's ERC-20
- * transfers on the C-Chain (tens of millions of them, newest first). Each measurement is its own child
- * process (bench/lib/throughput-worker.ts), so its peak RSS (VmHWM) is its own:
- *   - bare: GET the listing's pages (pageSize 100) one after another, JSON.parse, discard;
- *   - pipeline: `runExtract` of the erc20_transfers stream for that one partition into a fresh lake
- *     (zod checks, Arrow batches, Parquet/zstd, commits at the default flush thresholds).
- * Both stop after N records; bare and pipeline alternate, so both see the same machine load.
- * Every request goes to 127.0.0.1; each measurement ends by itself after N records (or a time limit).
+ * Every measurement is a whole process, timed from spawn to exit, with its peak RSS (VmHWM, sampled):
+ *   - pipeline: `avalake extract` (bin/avalake.js) into a fresh data directory, default flush settings;
+ *   - bare: bench/lib/bare-client.ts, which GETs the same pages over keep-alive connections, parses them
+ *     with JSON.parse and throws them away (no avalake module).
+ * Bare and pipeline alternate, so both see the same machine load.
  *
- * Usage: npx tsx bench/extract-throughput.ts [--sizes 200000,2000000] [--budget-seconds 480]
+ * Two workloads, each against its own `avalake emulator` child (rate limit off, fixed clock):
+ *   1. walks: the demo pipeline (pipelines/demo.json, its default streams, `start` pinned to a date) at
+ *      scale small. One untimed in-process run records each partition's requests in order; the bare
+ *      client replays them, as many walks at a time as the pipeline's concurrency, each walk in order.
+ *   2. whale: one long newest-first walk, the whale's ERC-20 transfers on chain 43114 at scale large,
+ *      bounded by the pipeline's `start`: a date chosen so the walk reads about N records (the bare
+ *      client finds it first, untimed). The bare client follows the listing to that date; the pipeline's
+ *      walk stops there. Peak RSS at each N.
+ *
+ * Usage: npx tsx bench/extract-throughput.ts [--sizes 200000,2000000,10000000] [--skip walks|whale]
+ *        [--seed 1] [--clock fixed:1793577600]
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClock } from '../src/emulator/clock.ts';
 import { createWorld } from '../src/emulator/world/index.ts';
+import { resolveExtractConfig } from '../src/extract/config.ts';
+import { createHttpClient, type HttpClient } from '../src/extract/http.ts';
+import { runExtract } from '../src/extract/run.ts';
+import type { BareArgs, BareResult, RecordedRequest, WalkRecording } from './lib/bare-client.ts';
 import { startChildEmulator } from './lib/child-emulator.ts';
-import { MB } from './lib/proc-memory.ts';
+import { MB, sampleProcMemory } from './lib/proc-memory.ts';
 import { fmt, median, ratio, table } from './lib/stats.ts';
-import type { WorkerArgs, WorkerResult } from './lib/throughput-worker.ts';
 
 const { values } = parseArgs({
   options: {
-    sizes: { type: 'string', default: '200000,2000000' },
-    /** Rough wall-clock allowance for the largest size; it shrinks (and says so) if it would not fit. */
-    'budget-seconds': { type: 'string', default: '480' },
+    sizes: { type: 'string', default: '200000,2000000,10000000' },
+    skip: { type: 'string', multiple: true, default: [] },
     seed: { type: 'string', default: '1' },
     clock: { type: 'string', default: 'fixed:1793577600' },
   },
 });
-const SIZES = (values.sizes ?? '').split(',').map(Number);
-const BUDGET_S = Number(values['budget-seconds']);
+const SIZES = (values.sizes ?? '').split(',').filter(Boolean).map(Number);
+const SKIP = new Set(values.skip);
 const SEED = Number(values.seed);
-const CLOCK = values.clock as string;
+const WHALE_CLOCK = values.clock as string;
+const WHALE_CHAIN = '43114';
 const PAGE_SIZE = 100;
-const CHAIN = '43114';
 /** A measurement that runs longer than this is killed (the bench then fails loudly). */
-const WORKER_TIMEOUT_MS = 15 * 60_000;
+const RUN_TIMEOUT_MS = 30 * 60_000;
+/** How often a child's VmHWM is read: the kernel's own peak, so only its last moments can be missed. */
+const SAMPLE_MS = 50;
+const DAY_S = 86_400;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const WORKER = fileURLToPath(new URL('./lib/throughput-worker.ts', import.meta.url));
+const BIN = join(ROOT, 'bin', 'avalake.js');
+const BARE = fileURLToPath(new URL('./lib/bare-client.ts', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'avalake-bench-throughput-'));
+process.once('exit', () => rmSync(work, { recursive: true, force: true }));
+// The measured runs must not pick up a data directory, pipeline or key from the shell.
+const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_')));
 
-function runWorker(args: WorkerArgs): Promise<WorkerResult> {
+interface Measured {
+  mode: 'bare' | 'pipeline';
+  seconds: number;
+  hwm: number;
+  records: number;
+  requests: number;
+}
+
+/** Runs a child to its exit: wall seconds from spawn, peak RSS, and its last stdout line. */
+function measure(args: string[]): Promise<{ seconds: number; hwm: number; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(args)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const memory = sampleProcMemory(child.pid as number, SAMPLE_MS);
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => {
@@ -58,100 +87,235 @@ function runWorker(args: WorkerArgs): Promise<WorkerResult> {
     child.stderr.setEncoding('utf8').on('data', (c: string) => {
       stderr = (stderr + c).slice(-4_000);
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), WORKER_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
     const onExit = () => child.kill('SIGKILL');
     process.once('exit', onExit);
     child.once('exit', (code, signal) => {
+      const seconds = (performance.now() - started) / 1000;
+      const { hwm } = memory.stop();
       clearTimeout(timer);
       process.off('exit', onExit);
-      const line = stdout.trim().split('\n').at(-1) ?? '';
-      if (code === 0 && line.startsWith('{')) return resolve(JSON.parse(line) as WorkerResult);
-      reject(
-        new Error(`${args.mode} worker exited ${code ?? signal}; stderr: ${stderr.trim() || '(empty)'}`),
-      );
+      if (code === 0) return resolve({ seconds, hwm, stdout });
+      reject(new Error(`${args.join(' ')} exited ${code ?? signal}; stderr: ${stderr.trim() || '(empty)'}`));
     });
   });
 }
 
-const rate = (r: WorkerResult) => r.records / r.seconds;
-const mb = (bytes: number) => `${fmt(bytes / MB)} MB`;
+async function bare(args: BareArgs): Promise<Measured & { result: BareResult }> {
+  const run = await measure(['--import', 'tsx', BARE, JSON.stringify(args)]);
+  const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as BareResult;
+  return { mode: 'bare', ...run, records: result.records, requests: result.requests, result };
+}
 
-async function main() {
-  const world = createWorld({ seed: SEED, scale: 'large', clock: createClock(CLOCK) });
-  const address = world.evm.whale('mainnet');
-  console.log(
-    `avalake extract throughput benchmark — ${new Date().toISOString()}, node ${process.version}\n` +
-      `emulator: scale large, seed ${SEED}, clock ${CLOCK}, rate limit off (own process)\n` +
-      `stream erc20_transfers, one partition: chain ${CHAIN}, whale ${address}, page size ${PAGE_SIZE}\n` +
-      'each measurement in its own process; peak memory = its VmHWM\n',
-  );
-  const emulator = await startChildEmulator({ scale: 'large', seed: SEED, clock: CLOCK });
+async function pipeline(pipelineFile: string, label: string): Promise<Measured> {
+  const dataDir = join(work, `data-${label}`);
+  rmSync(dataDir, { recursive: true, force: true });
   try {
-    const base = { url: emulator.url, chain: CHAIN, address, pageSize: PAGE_SIZE };
-    // Warm the emulator (JIT, memoized days) so the first measured client is not charged for it.
-    await runWorker({ ...base, mode: 'bare', records: 20_000 });
+    const run = await measure([BIN, 'extract', pipelineFile, '--data-dir', dataDir, '--json']);
+    const summary = JSON.parse(run.stdout) as {
+      status: string;
+      partitions: { rows: number; requests: number; status: string; error?: string }[];
+    };
+    const failed = summary.partitions.find((p) => p.status === 'failed');
+    if (summary.status !== 'ok' || failed)
+      throw new Error(`the pipeline run ended ${summary.status}: ${failed?.error ?? 'see its summary'}`);
+    const sum = (f: (p: (typeof summary.partitions)[number]) => number) =>
+      summary.partitions.reduce((n, p) => n + f(p), 0);
+    return { mode: 'pipeline', ...run, records: sum((p) => p.rows), requests: sum((p) => p.requests) };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
 
-    const rows: string[][] = [
-      [
-        'records',
-        'bare rec/s',
-        'pipeline rec/s',
-        'pipeline/bare',
-        'bare peak RSS',
-        'pipeline peak RSS',
-        'runs',
-      ],
-    ];
-    const notes: string[] = [];
-    let lastPipelineRate: number | undefined;
-    let lastBareRate: number | undefined;
-    for (const [i, asked] of SIZES.entries()) {
-      let records = asked;
-      const isLargest = i === SIZES.length - 1 && i > 0;
-      if (isLargest && lastPipelineRate && lastBareRate) {
-        // One bare and one pipeline run of N records must fit the allowance.
-        const predicted = records / lastPipelineRate + records / lastBareRate;
-        if (predicted > BUDGET_S) {
-          const fit = Math.floor(BUDGET_S / (1 / lastPipelineRate + 1 / lastBareRate) / 100_000) * 100_000;
-          notes.push(
-            `${fmt(asked)} records would take ~${fmt(predicted)} s at the rates measured; measured ${fmt(fit)} instead (--budget-seconds ${BUDGET_S})`,
-          );
-          records = fit;
-        }
-      }
-      // Small sizes: bare, pipeline, pipeline, bare (medians); the largest: one of each.
-      const order: WorkerArgs['mode'][] = isLargest
-        ? ['bare', 'pipeline']
-        : ['bare', 'pipeline', 'pipeline', 'bare'];
-      const results: WorkerResult[] = [];
-      for (const mode of order) {
-        const r = await runWorker({ ...base, mode, records });
-        console.log(
-          `  ${mode.padEnd(8)} ${fmt(r.records)} records in ${fmt(r.seconds)} s = ${fmt(rate(r))} rec/s, peak RSS ${mb(r.hwm)}`,
-        );
-        results.push(r);
-      }
-      const bare = results.filter((r) => r.mode === 'bare');
-      const pipe = results.filter((r) => r.mode === 'pipeline');
-      const bareRate = median(bare.map(rate));
-      const pipeRate = median(pipe.map(rate));
-      lastBareRate = bareRate;
-      lastPipelineRate = pipeRate;
-      rows.push([
-        fmt(median(pipe.map((r) => r.records))),
-        fmt(bareRate),
-        fmt(pipeRate),
-        ratio(pipeRate, bareRate),
-        mb(Math.max(...bare.map((r) => r.hwm))),
-        mb(Math.max(...pipe.map((r) => r.hwm))),
-        String(results.length),
-      ]);
-    }
-    console.log(`\n${table(rows)}`);
-    for (const note of notes) console.log(`note: ${note}`);
+const rate = (m: Measured) => m.records / m.seconds;
+const mb = (bytes: number) => `${fmt(bytes / MB)} MB`;
+const line = (m: Measured) =>
+  `  ${m.mode.padEnd(8)} ${fmt(m.records)} records, ${fmt(m.requests)} requests in ${fmt(m.seconds)} s ` +
+  `= ${fmt(rate(m))} rec/s, peak RSS ${mb(m.hwm)}`;
+
+/** Bare, pipeline, pipeline, bare (or one of each): each printed as it ends. */
+async function alternate(
+  once: boolean,
+  runBare: () => Promise<Measured>,
+  runPipeline: () => Promise<Measured>,
+): Promise<{ bare: Measured[]; pipe: Measured[] }> {
+  const order = once ? ['bare', 'pipeline'] : ['bare', 'pipeline', 'pipeline', 'bare'];
+  const out = { bare: [] as Measured[], pipe: [] as Measured[] };
+  for (const mode of order) {
+    const m = mode === 'bare' ? await runBare() : await runPipeline();
+    console.log(line(m));
+    (mode === 'bare' ? out.bare : out.pipe).push(m);
+  }
+  return out;
+}
+
+function row(label: string, { bare, pipe }: { bare: Measured[]; pipe: Measured[] }): string[] {
+  const seconds = (ms: Measured[]) => median(ms.map((m) => m.seconds));
+  return [
+    label,
+    fmt(median(pipe.map((m) => m.records))),
+    fmt(seconds(bare)),
+    fmt(seconds(pipe)),
+    ratio(seconds(bare), seconds(pipe)),
+    mb(Math.max(...bare.map((m) => m.hwm))),
+    mb(Math.max(...pipe.map((m) => m.hwm))),
+    String(bare.length + pipe.length),
+  ];
+}
+
+const HEADER = [
+  'workload',
+  'records',
+  'bare s',
+  'pipeline s',
+  'pipeline/bare',
+  'bare peak RSS',
+  'pipeline peak RSS',
+  'runs',
+];
+
+/** The demo pipeline's walks, recorded once in this process, then bare and pipeline side by side. */
+async function walks(rows: string[][]) {
+  // The clock is pinned for the whole bench, and so is `start` (the demo's "7d" as a date): a bench that
+  // runs over midnight UTC still sees the same world and makes the same requests.
+  const now = Math.floor(Date.now() / 1000 / 60) * 60;
+  const emulator = await startChildEmulator({ scale: 'small', seed: SEED, clock: `fixed:${now}` });
+  try {
+    const demo = (await import('../pipelines/demo.json', { with: { type: 'json' } })).default;
+    const start = new Date((Math.floor(now / DAY_S) - 7) * DAY_S * 1000).toISOString().slice(0, 10);
+    const file = join(work, 'demo.json');
+    const { $schema: _, ...rest } = demo as Record<string, unknown>;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...rest,
+        urls: { data: emulator.url, metrics: emulator.url, node: `${emulator.url}/fuji` },
+        start,
+      }),
+    );
+    const recording = await record(file);
+    const requests = recording.walks.reduce((n, w) => n + w.requests.length, 0);
+    console.log(
+      `walks: the demo pipeline (scale small, start ${start}), ${recording.walks.length} partitions, ` +
+        `${fmt(requests)} requests, concurrency ${recording.concurrency}`,
+    );
+    const recordingFile = join(work, 'walks.json');
+    writeFileSync(recordingFile, JSON.stringify(recording));
+    const runs = await alternate(
+      false,
+      () => bare({ mode: 'walks', file: recordingFile }),
+      () => pipeline(file, 'walks'),
+    );
+    for (const m of [...runs.bare, ...runs.pipe])
+      if (m.requests !== requests)
+        throw new Error(`a ${m.mode} run made ${m.requests} requests, the recording has ${requests}`);
+    rows.push(row('demo walks', runs));
   } finally {
     await emulator.stop();
   }
+}
+
+/** An untimed in-process run of the pipeline that notes every request, grouped by partition in order. */
+async function record(pipelineFile: string): Promise<WalkRecording> {
+  const config = await resolveExtractConfig(
+    { pipeline: pipelineFile, dataDir: join(work, 'data-record') },
+    {},
+  );
+  const inner = createHttpClient({ userAgent: 'avalake/bench' });
+  const byWalk = new Map<string, WalkRecording['walks'][number]>();
+  const http: HttpClient = {
+    send(request) {
+      // The fetcher hands over its FetchRequest, which says whose request it is.
+      const at = (request as { at?: { stream: string; partition: string } }).at;
+      const key = `${at?.stream}\n${at?.partition}`;
+      let walk = byWalk.get(key);
+      if (!walk) {
+        walk = { stream: at?.stream ?? '?', partition: at?.partition ?? '?', requests: [] };
+        byWalk.set(key, walk);
+      }
+      const recorded: RecordedRequest = { method: request.method ?? 'GET', url: request.url };
+      if (request.body !== undefined) recorded.body = request.body;
+      walk.requests.push(recorded);
+      return inner.send(request);
+    },
+    close: () => inner.close(),
+  };
+  try {
+    const summary = await runExtract({
+      pipeline: config.pipeline,
+      streams: config.streams,
+      dataDir: config.dataDir,
+      http,
+    });
+    if (summary.status !== 'ok') throw new Error(`the recording run ended ${summary.status}`);
+    if (summary.partitions.some((p) => p.retries > 0))
+      throw new Error('the recording run retried requests: the emulator is not answering cleanly');
+  } finally {
+    await http.close();
+    rmSync(config.dataDir, { recursive: true, force: true });
+  }
+  return { concurrency: config.pipeline.concurrency, walks: [...byWalk.values()] };
+}
+
+/** The whale's ERC-20 walk bounded to about N records, bare and pipeline, for each N. */
+async function whale(rows: string[][]) {
+  const world = createWorld({ seed: SEED, scale: 'large', clock: createClock(WHALE_CLOCK) });
+  const address = world.evm.whale('mainnet');
+  const emulator = await startChildEmulator({ scale: 'large', seed: SEED, clock: WHALE_CLOCK });
+  try {
+    const first = `${emulator.url}/v1/chains/${WHALE_CHAIN}/addresses/${address}/transactions:listErc20?pageSize=${PAGE_SIZE}`;
+    const follow = { mode: 'follow', url: first, list: 'transactions', timeField: 'blockTimestamp' } as const;
+    console.log(
+      `\nwhale: erc20_transfers of ${address} on chain ${WHALE_CHAIN} (scale large, clock ${WHALE_CLOCK})`,
+    );
+    // Warms the emulator (JIT, memoized days) so the first measured client is not charged for it.
+    await bare({ ...follow, records: 20_000 });
+    for (const [i, n] of SIZES.entries()) {
+      // The walk stops at the pipeline's `start`, a UTC date: the midnight before the N-th record.
+      const probe = await bare({ ...follow, records: n });
+      if (probe.records < n) console.log(`  note: the listing has only ${fmt(probe.records)} records`);
+      const until = Math.floor((probe.result.lastTime ?? 0) / DAY_S) * DAY_S;
+      const start = new Date(until * 1000).toISOString().slice(0, 10);
+      const file = join(work, `whale-${n}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          name: 'whale',
+          network: 'mainnet',
+          urls: { data: emulator.url, metrics: emulator.url, node: emulator.url },
+          evm: { chains: [WHALE_CHAIN], addresses: [address] },
+          streams: ['erc20_transfers'],
+          pageSize: { erc20_transfers: PAGE_SIZE },
+          start,
+        }),
+      );
+      console.log(`  about ${fmt(n)} records: start ${start}`);
+      const largest = i === SIZES.length - 1 && SIZES.length > 1;
+      const runs = await alternate(
+        n >= 1_000_000 || largest,
+        () => bare({ ...follow, until }),
+        () => pipeline(file, `whale-${n}`),
+      );
+      const counts = new Set([...runs.bare, ...runs.pipe].map((m) => m.records));
+      if (counts.size > 1)
+        throw new Error(`bare and pipeline read different records: ${[...counts].join(', ')}`);
+      rows.push(row(`whale ${fmt(n)}`, runs));
+    }
+  } finally {
+    await emulator.stop();
+  }
+}
+
+async function main() {
+  console.log(
+    `avalake extract throughput benchmark — ${new Date().toISOString()}, node ${process.version}\n` +
+      'each measurement is a whole process (spawn to exit); peak RSS is its VmHWM, read every ' +
+      `${SAMPLE_MS} ms; ratio = bare seconds / pipeline seconds (the pipeline's speed relative to bare)\n`,
+  );
+  const rows: string[][] = [HEADER];
+  if (!SKIP.has('walks')) await walks(rows);
+  if (!SKIP.has('whale')) await whale(rows);
+  console.log(`\n${table(rows)}`);
 }
 
 await main();

@@ -10,6 +10,7 @@ import {
   isUnchangedAnswer,
   SNAPSHOT_AT,
   SNAPSHOT_PARTITION,
+  type WalkStep,
   walkOf,
 } from './strategies/index.ts';
 import type { PageRequest, Partition, StreamDefinition } from './stream.ts';
@@ -142,10 +143,32 @@ export async function extractPartition(work: PartitionWork) {
 
   let status: PartitionStatus = 'done';
   let cause: unknown;
+  // A flush that failed (its file could not be encoded or staged) cannot commit: the partition fails with
+  // that reason, and its checkpoint stays at the last commit.
+  let flushFailed = false;
+  const toFlush = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      flushFailed = true;
+      throw error;
+    }
+  };
+  // The next page is asked for as soon as a step arrives, so the source answers while this one is
+  // checked into the flush. The walk then runs ahead by one page, and may reuse the objects of the step
+  // it yielded: the checkpoint is copied before it moves on.
+  let next: Promise<IteratorResult<WalkStep, void>> | undefined = walk.next();
   try {
-    for await (const step of walk) {
-      await flush.append(step.append);
-      if (step.rejects.length > 0) await flush.reject(step.rejects);
+    while (next) {
+      const result: IteratorResult<WalkStep, void> = await next;
+      next = undefined;
+      if (result.done) break;
+      const step: WalkStep = { ...result.value, checkpoint: structuredClone(result.value.checkpoint) };
+      if (!work.signal.aborted) next = walk.next();
+      // Settled (and its failure reported) when awaited; until then, not an unhandled rejection.
+      next?.catch(() => undefined);
+      await toFlush(() => flush.append(step.append));
+      if (step.rejects.length > 0) await toFlush(() => flush.reject(step.rejects));
       fetched += step.append.length;
       fetchedRejects += step.rejects.length;
       if (step.newestAt !== undefined) newestAt = Math.max(newestAt ?? step.newestAt, step.newestAt);
@@ -181,10 +204,13 @@ export async function extractPartition(work: PartitionWork) {
           ? 'interrupted'
           : 'failed';
   }
+  // A page asked for ahead of a stop is not used: its request ends (aborted, or answered) before the summary.
+  await next?.catch(() => undefined);
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
   // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
   try {
-    await commit();
+    if (flushFailed) await flush.abort();
+    else await commit();
   } catch (error) {
     // A flush that failed midway takes no commit: drop what it staged, so the lake closes cleanly.
     await flush.abort().catch(() => undefined);

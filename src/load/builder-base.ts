@@ -1,10 +1,15 @@
-import type { Data, DataType } from 'apache-arrow';
+import type { DataMessage } from './batch-message.js';
 import { RecordTypeError } from './errors.ts';
 
 /**
  * Column builders that write straight into typed buffers (no per-value Arrow objects). Buffers double as
  * they fill and are reused after `finish()`, so a long run holds one batch's worth of memory per column.
+ * What they finish is a column's buffers laid out as Arrow lays them (batch-message.js): Arrow's classes
+ * are built from them where a file is encoded, so the thread that fetches never loads Arrow.
  */
+
+/** A finished column: Arrow's buffers for it, and its children's. */
+export type ColumnData = DataMessage;
 
 export interface ColumnBuilder {
   readonly length: number;
@@ -16,8 +21,8 @@ export interface ColumnBuilder {
   truncate(length: number): void;
   /** Buffer bytes in use, for flush thresholds. */
   byteLength(): number;
-  /** The Arrow data so far; the builder starts over empty. */
-  finish(): Data;
+  /** The column so far; the builder starts over empty. */
+  finish(): ColumnData;
 }
 
 export type Typed = Uint8Array | Int32Array | Uint32Array | Float64Array | BigInt64Array;
@@ -37,11 +42,12 @@ export class Bitmap {
   zeros = 0;
 
   set(index: number, bit: boolean): void {
-    this.bytes = ensure(this.bytes, (index >> 3) + 1);
+    const at = index >> 3;
+    if (at >= this.bytes.length) this.bytes = ensure(this.bytes, at + 1);
     const mask = 1 << (index & 7);
-    if (bit) this.bytes[index >> 3] = (this.bytes[index >> 3] ?? 0) | mask;
+    if (bit) this.bytes[at] = (this.bytes[at] as number) | mask;
     else {
-      this.bytes[index >> 3] = (this.bytes[index >> 3] ?? 0) & ~mask;
+      this.bytes[at] = (this.bytes[at] as number) & ~mask;
       this.zeros++;
     }
   }
@@ -66,7 +72,6 @@ export abstract class Base implements ColumnBuilder {
   protected validity = new Bitmap();
 
   constructor(
-    readonly type: DataType,
     protected readonly path: string,
     private readonly nullable: boolean,
   ) {}
@@ -96,7 +101,7 @@ export abstract class Base implements ColumnBuilder {
     this.truncateValues(length);
   }
 
-  finish(): Data {
+  finish(): ColumnData {
     const length = this.length;
     const nullCount = this.validity.zeros;
     const nullBitmap = this.validity.take(length);
@@ -109,7 +114,7 @@ export abstract class Base implements ColumnBuilder {
   protected abstract write(index: number, value: unknown): void;
   protected abstract writeNull(index: number): void;
   protected truncateValues(_length: number): void {}
-  protected abstract take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data;
+  protected abstract take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData;
   abstract byteLength(): number;
 
   protected fail(value: unknown, reason: string): never {

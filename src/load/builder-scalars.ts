@@ -1,5 +1,4 @@
-import { type Data, type DataType, makeData } from 'apache-arrow';
-import { Base, Bitmap, ensure, type Typed } from './builder-base.ts';
+import { Base, Bitmap, type ColumnData, ensure, type Typed } from './builder-base.ts';
 import { fitsDecimal38, writeDecimal38 } from './decimal.ts';
 
 /** Builders of the scalar columns: strings and JSON text, numbers, times, decimals, booleans. */
@@ -10,12 +9,11 @@ export class Utf8Builder extends Base {
   private readonly encoder = new TextEncoder();
 
   constructor(
-    type: DataType,
     path: string,
     nullable: boolean,
     private readonly asJson: boolean,
   ) {
-    super(type, path, nullable);
+    super(path, nullable);
   }
 
   protected write(index: number, value: unknown): void {
@@ -24,31 +22,41 @@ export class Utf8Builder extends Base {
     else if (typeof value === 'string') text = value;
     else this.fail(value, 'expected a string');
     const start = this.offsets[index] ?? 0;
+    const length = text.length;
     // UTF-8 needs at most 3 bytes per UTF-16 unit.
-    this.bytes = ensure(this.bytes, start + text.length * 3);
-    const { written } = this.encoder.encodeInto(text, this.bytes.subarray(start));
+    if (start + length * 3 > this.bytes.length) this.bytes = ensure(this.bytes, start + length * 3);
+    const bytes = this.bytes;
+    // Hashes, addresses, ids and names are ASCII: copied byte by byte, which is cheaper than a call into
+    // the encoder for strings this short; the encoder takes over from the first other character.
+    let i = 0;
+    for (; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) break;
+      bytes[start + i] = code;
+    }
+    let end = start + i;
+    if (i < length) end += this.encoder.encodeInto(text.slice(i), bytes.subarray(end)).written;
     // Note: Utf8 offsets are int32; BATCH_BYTES cuts batches long before this.
-    if (start + written > 0x7fffffff)
-      this.fail(`${text.slice(0, 20)}…`, 'more than 2 GiB of text in one batch');
-    this.offsets = ensure(this.offsets, index + 2);
-    this.offsets[index + 1] = start + written;
+    if (end > 0x7fffffff) this.fail(`${text.slice(0, 20)}…`, 'more than 2 GiB of text in one batch');
+    if (index + 2 > this.offsets.length) this.offsets = ensure(this.offsets, index + 2);
+    this.offsets[index + 1] = end;
   }
 
   protected writeNull(index: number): void {
-    this.offsets = ensure(this.offsets, index + 2);
+    if (index + 2 > this.offsets.length) this.offsets = ensure(this.offsets, index + 2);
     this.offsets[index + 1] = this.offsets[index] ?? 0;
   }
 
-  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data {
+  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData {
     const end = this.offsets[length] ?? 0;
-    return makeData({
-      type: this.type as never,
+    return {
       length,
       nullCount,
       nullBitmap,
       valueOffsets: this.offsets.slice(0, length + 1),
-      data: this.bytes.slice(0, end),
-    });
+      values: this.bytes.slice(0, end),
+      children: [],
+    };
   }
 
   byteLength(): number {
@@ -61,18 +69,18 @@ abstract class FixedBuilder<T extends Typed> extends Base {
   protected values: T;
 
   constructor(
-    type: DataType,
     path: string,
     nullable: boolean,
     make: (n: number) => T,
     private readonly stride = 1,
   ) {
-    super(type, path, nullable);
+    super(path, nullable);
     this.values = make(64 * stride);
   }
 
   protected reserve(index: number): void {
-    this.values = ensure(this.values, (index + 1) * this.stride);
+    const need = (index + 1) * this.stride;
+    if (need > this.values.length) this.values = ensure(this.values, need);
   }
 
   protected writeNull(index: number): void {
@@ -81,14 +89,15 @@ abstract class FixedBuilder<T extends Typed> extends Base {
     this.values.fill(zero as never, index * this.stride, (index + 1) * this.stride);
   }
 
-  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data {
-    return makeData({
-      type: this.type as never,
+  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData {
+    return {
       length,
       nullCount,
       nullBitmap,
-      data: this.values.slice(0, length * this.stride),
-    } as never);
+      valueOffsets: undefined,
+      values: this.values.slice(0, length * this.stride),
+      children: [],
+    };
   }
 
   byteLength(): number {
@@ -97,8 +106,8 @@ abstract class FixedBuilder<T extends Typed> extends Base {
 }
 
 export class Float64Builder extends FixedBuilder<Float64Array> {
-  constructor(type: DataType, path: string, nullable: boolean) {
-    super(type, path, nullable, (n) => new Float64Array(n));
+  constructor(path: string, nullable: boolean) {
+    super(path, nullable, (n) => new Float64Array(n));
   }
   protected write(index: number, value: unknown): void {
     if (typeof value !== 'number') this.fail(value, 'expected a number');
@@ -108,8 +117,8 @@ export class Float64Builder extends FixedBuilder<Float64Array> {
 }
 
 export class Int32Builder extends FixedBuilder<Int32Array> {
-  constructor(type: DataType, path: string, nullable: boolean) {
-    super(type, path, nullable, (n) => new Int32Array(n));
+  constructor(path: string, nullable: boolean) {
+    super(path, nullable, (n) => new Int32Array(n));
   }
   protected write(index: number, value: unknown): void {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
@@ -130,26 +139,72 @@ function toBigInt(value: unknown): bigint | undefined {
   return undefined;
 }
 
-export class Int64Builder extends FixedBuilder<BigInt64Array> {
-  constructor(type: DataType, path: string, nullable: boolean) {
-    super(type, path, nullable, (n) => new BigInt64Array(n));
+/**
+ * 64-bit columns written as two 32-bit words when the value is a safe integer (nearly always), so the hot
+ * path allocates no BigInt; the words alias the BigInt64Array Arrow takes (little-endian, as Arrow is).
+ */
+abstract class Int64Words extends FixedBuilder<BigInt64Array> {
+  private words: Uint32Array;
+
+  constructor(path: string, nullable: boolean) {
+    super(path, nullable, (n) => new BigInt64Array(n));
+    this.words = new Uint32Array(this.values.buffer);
   }
-  protected write(index: number, value: unknown): void {
-    const n = toBigInt(value);
-    if (n === undefined || n < INT64_MIN || n > INT64_MAX)
-      this.fail(value, 'expected an int64 (number or string)');
+
+  protected override reserve(index: number): void {
+    super.reserve(index);
+    if (this.words.buffer !== this.values.buffer) this.words = new Uint32Array(this.values.buffer);
+  }
+
+  /** `n` must be a safe integer. */
+  protected writeSafe(index: number, n: number): void {
+    this.reserve(index);
+    const high = Math.floor(n / TWO_32);
+    this.words[2 * index] = n - high * TWO_32;
+    // A negative high word wraps to its two's complement, as Uint32Array stores any number.
+    this.words[2 * index + 1] = high;
+  }
+
+  protected writeBig(index: number, n: bigint): void {
     this.reserve(index);
     this.values[index] = n;
   }
 }
 
-export class TimestampBuilder extends FixedBuilder<BigInt64Array> {
+const TWO_32 = 4294967296;
+/** Up to 15 digits a decimal string is exactly a double. */
+const SAFE_DIGITS = /^-?\d{1,15}$/;
+
+export class Int64Builder extends Int64Words {
+  protected write(index: number, value: unknown): void {
+    if (typeof value === 'number' && Number.isSafeInteger(value)) this.writeSafe(index, value);
+    else if (typeof value === 'string' && SAFE_DIGITS.test(value)) this.writeSafe(index, Number(value));
+    else this.writeBig(index, this.int64Of(value));
+  }
+
+  private int64Of(value: unknown): bigint {
+    const n = toBigInt(value);
+    if (n === undefined || n < INT64_MIN || n > INT64_MAX)
+      this.fail(value, 'expected an int64 (number or string)');
+    return n;
+  }
+}
+
+export class TimestampBuilder extends Int64Words {
   private readonly factor: bigint;
-  constructor(type: DataType, path: string, nullable: boolean, unit: 's' | 'ms') {
-    super(type, path, nullable, (n) => new BigInt64Array(n));
+  private readonly multiplier: number;
+  constructor(path: string, nullable: boolean, unit: 's' | 'ms') {
+    super(path, nullable);
     this.factor = unit === 's' ? 1000n : 1n;
+    this.multiplier = unit === 's' ? 1000 : 1;
   }
   protected write(index: number, value: unknown): void {
+    // The common case: Unix seconds (or ms) as a number, whose milliseconds are still exact.
+    const safe = typeof value === 'number' && Number.isSafeInteger(value);
+    if (safe && Number.isSafeInteger(value * this.multiplier)) {
+      this.writeSafe(index, value * this.multiplier);
+      return;
+    }
     let ms: bigint | undefined;
     if (value instanceof Date) ms = Number.isNaN(value.getTime()) ? undefined : BigInt(value.getTime());
     else {
@@ -158,24 +213,23 @@ export class TimestampBuilder extends FixedBuilder<BigInt64Array> {
     }
     if (ms === undefined || ms < INT64_MIN || ms > INT64_MAX)
       this.fail(value, 'expected an integer Unix time');
-    this.reserve(index);
-    this.values[index] = ms;
+    this.writeBig(index, ms);
   }
 }
 
 export class DecimalBuilder extends FixedBuilder<Uint32Array> {
   constructor(
-    type: DataType,
     path: string,
     nullable: boolean,
     private readonly overflowToNull: boolean,
   ) {
-    super(type, path, nullable, (n) => new Uint32Array(n), 4);
+    super(path, nullable, (n) => new Uint32Array(n), 4);
   }
 
   override append(value: unknown): void {
     // A bigAmount beyond 38 digits is NULL here; its exact string lives in the sibling column.
-    if (this.overflowToNull && typeof value === 'string' && /^\d{39,}$/.test(value)) this.appendNull();
+    if (this.overflowToNull && typeof value === 'string' && value.length >= 39 && /^\d+$/.test(value))
+      this.appendNull();
     else super.append(value);
   }
 
@@ -201,14 +255,15 @@ export class BoolBuilder extends Base {
   protected writeNull(index: number): void {
     this.values.set(index, false);
   }
-  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data {
-    return makeData({
-      type: this.type as never,
+  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData {
+    return {
       length,
       nullCount,
       nullBitmap,
-      data: this.values.take(length),
-    });
+      valueOffsets: undefined,
+      values: this.values.take(length),
+      children: [],
+    };
   }
   byteLength(): number {
     return this.length >> 3;

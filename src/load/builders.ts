@@ -1,5 +1,4 @@
-import { type Data, type DataType, makeData } from 'apache-arrow';
-import { Base, type ColumnBuilder, ensure } from './builder-base.ts';
+import { Base, type ColumnBuilder, type ColumnData, ensure } from './builder-base.ts';
 import {
   BoolBuilder,
   DecimalBuilder,
@@ -19,18 +18,17 @@ class ListBuilder extends Base {
   private offsets = new Int32Array(65);
 
   constructor(
-    type: DataType,
     path: string,
     nullable: boolean,
     private readonly child: ColumnBuilder,
   ) {
-    super(type, path, nullable);
+    super(path, nullable);
   }
 
   protected write(index: number, value: unknown): void {
     if (!Array.isArray(value)) this.fail(value, 'expected an array');
     for (const element of value) this.child.append(element);
-    this.offsets = ensure(this.offsets, index + 2);
+    if (index + 2 > this.offsets.length) this.offsets = ensure(this.offsets, index + 2);
     this.offsets[index + 1] = this.child.length;
   }
 
@@ -43,15 +41,15 @@ class ListBuilder extends Base {
     this.child.truncate(this.offsets[length] ?? 0);
   }
 
-  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data {
-    return makeData({
-      type: this.type as never,
+  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData {
+    return {
       length,
       nullCount,
       nullBitmap,
       valueOffsets: this.offsets.slice(0, length + 1),
-      child: this.child.finish(),
-    });
+      values: undefined,
+      children: [this.child.finish()],
+    };
   }
 
   byteLength(): number {
@@ -61,21 +59,20 @@ class ListBuilder extends Base {
 
 class StructBuilder extends Base {
   constructor(
-    type: DataType,
     path: string,
     nullable: boolean,
     private readonly sources: string[],
     private readonly children: ColumnBuilder[],
   ) {
-    super(type, path, nullable);
+    super(path, nullable);
   }
 
   protected write(_index: number, value: unknown): void {
     if (typeof value !== 'object' || Array.isArray(value)) this.fail(value, 'expected an object');
     const record = value as Record<string, unknown>;
-    this.children.forEach((child, i) => {
-      child.append(record[this.sources[i] as string]);
-    });
+    const { children, sources } = this;
+    for (let i = 0; i < children.length; i++)
+      (children[i] as ColumnBuilder).append(record[sources[i] as string]);
   }
 
   protected writeNull(): void {
@@ -86,14 +83,15 @@ class StructBuilder extends Base {
     for (const child of this.children) child.truncate(length);
   }
 
-  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): Data {
-    return makeData({
-      type: this.type as never,
+  protected take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData {
+    return {
       length,
       nullCount,
       nullBitmap,
+      valueOffsets: undefined,
+      values: undefined,
       children: this.children.map((c) => c.finish()),
-    });
+    };
   }
 
   byteLength(): number {
@@ -101,41 +99,33 @@ class StructBuilder extends Base {
   }
 }
 
-/** A builder for a column of `lakeType`; `type` is its Arrow type, the very instance in the schema. */
-export function createColumnBuilder(
-  type: DataType,
-  lakeType: LakeType,
-  path: string,
-  nullable: boolean,
-): ColumnBuilder {
+/** A builder for a column of `lakeType`. */
+export function createColumnBuilder(lakeType: LakeType, path: string, nullable: boolean): ColumnBuilder {
   switch (lakeType.kind) {
     case 'utf8':
     case 'json':
-      return new Utf8Builder(type, path, nullable, lakeType.kind === 'json');
+      return new Utf8Builder(path, nullable, lakeType.kind === 'json');
     case 'float64':
-      return new Float64Builder(type, path, nullable);
+      return new Float64Builder(path, nullable);
     case 'bool':
-      return new BoolBuilder(type, path, nullable);
+      return new BoolBuilder(path, nullable);
     case 'int32':
-      return new Int32Builder(type, path, nullable);
+      return new Int32Builder(path, nullable);
     case 'int64':
-      return new Int64Builder(type, path, nullable);
+      return new Int64Builder(path, nullable);
     case 'timestamp':
-      return new TimestampBuilder(type, path, nullable, lakeType.unit);
+      return new TimestampBuilder(path, nullable, lakeType.unit);
     case 'decimal':
-      return new DecimalBuilder(type, path, nullable, lakeType.overflow === 'null');
+      return new DecimalBuilder(path, nullable, lakeType.overflow === 'null');
     case 'list': {
-      const childType = (type as unknown as { children: { type: DataType }[] }).children[0]?.type as DataType;
-      const child = createColumnBuilder(childType, lakeType.element, `${path}[]`, lakeType.elementNullable);
-      return new ListBuilder(type, path, nullable, child);
+      const child = createColumnBuilder(lakeType.element, `${path}[]`, lakeType.elementNullable);
+      return new ListBuilder(path, nullable, child);
     }
     case 'struct': {
-      const childTypes = (type as unknown as { children: { type: DataType }[] }).children;
-      const children = lakeType.fields.map((f: ColumnSpec, i) =>
-        createColumnBuilder(childTypes[i]?.type as DataType, f.type, `${path}.${f.name}`, f.nullable),
+      const children = lakeType.fields.map((f: ColumnSpec) =>
+        createColumnBuilder(f.type, `${path}.${f.name}`, f.nullable),
       );
       return new StructBuilder(
-        type,
         path,
         nullable,
         lakeType.fields.map((f) => f.source),

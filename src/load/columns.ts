@@ -170,3 +170,22 @@ function unwrapNullability(schema: AnySchema): { inner: AnySchema; nullable: boo
   }
   return { inner: current, nullable };
 }
+
+/** A table's columns: the record's fields, then `extra`'s (lineage: run id, extracted at, partition keys). */
+export interface LakeColumns {
+  /** Columns filled from the record. */
+  record: ColumnSpec[];
+  /** Columns filled from the per-flush lineage object. */
+  extra: ColumnSpec[];
+}
+
+export function lakeColumnsOf(record: AnySchema, extra?: AnySchema): LakeColumns {
+  const columns = { record: columnsOf(record), extra: extra ? columnsOf(extra) : [] };
+  const seen = new Set<string>();
+  for (const c of [...columns.record, ...columns.extra]) {
+    if (seen.has(c.name))
+      throw new LakeSchemaError(`column ${c.name} is both a record field and a lineage column`);
+    seen.add(c.name);
+  }
+  return columns;
+}

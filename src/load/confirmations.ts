@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { lake } from '../schemas/lake.ts';
-import { createRecordBatchBuilder } from './arrow.ts';
 import { partitionId, seqText } from './layout.ts';
 import { mergeLakeFiles } from './merge.ts';
-import { encodeParquetFile } from './parquet.ts';
 import type { StreamState } from './state.ts';
 import type { LakeStorage } from './storage.ts';
 
@@ -48,6 +46,12 @@ export async function foldConfirmations(storage: LakeStorage, state: StreamState
     })),
   );
   if (pending.length === 0) return [];
+  // Loaded when a fold has confirmations to write: a run of other streams never loads Arrow or
+  // parquet-wasm on this thread.
+  const [{ createRecordBatchBuilder }, { encodeParquetFile }] = await Promise.all([
+    import('./arrow.ts'),
+    import('./parquet.ts'),
+  ]);
   const builder = createRecordBatchBuilder(confirmationSchema);
   for (const row of pending) builder.append(row, {});
   const path = fileOf(state.stream, state.seq, 0);

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
-import { BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
-import { columnsOf } from './columns.ts';
+import { BATCH_ROWS, type BatchBuilder, createBatchBuilder } from './batch-builder.ts';
+import { columnsOf, lakeColumnsOf } from './columns.ts';
 import type { Checkpoint, CommitLog, CommittedFile, DataCommit, Observation } from './commit.ts';
+import type { EncodingFile, ParquetEncoder } from './encoder.ts';
 import { RecordTypeError } from './errors.ts';
 import { type FileTable, lakeRelativePath, type Partition, stagedFileName } from './layout.ts';
-import { encodeParquetFile } from './parquet.ts';
 import { CommitConflictError } from './records.ts';
 import { rejectSchema } from './rejects.ts';
 import { stagedPath } from './storage.ts';
@@ -14,6 +14,13 @@ import { stagedPath } from './storage.ts';
 export const BATCH_BYTES = 64 * 1024 * 1024;
 /** How often (in rows) the byte size of the buffers is checked. */
 const BYTES_CHECK_ROWS = 1024;
+/**
+ * Rows go to the encoder in batches of this many (a multiple of BYTES_CHECK_ROWS, so files are cut where
+ * they were when a file was one batch), or fewer once CHUNK_BYTES are buffered: the builders stay small
+ * and the encoder works while the next rows are built.
+ */
+const CHUNK_ROWS = 8 * BYTES_CHECK_ROWS;
+const CHUNK_BYTES = 8 * 1024 * 1024;
 
 /** A record that could not be stored, kept verbatim with why. */
 export interface Reject {
@@ -53,6 +60,7 @@ export interface Flush {
 
 export interface FlushArgs {
   log: CommitLog;
+  encoder: ParquetEncoder;
   stream: string;
   partition: Partition;
   runId: string;
@@ -64,7 +72,11 @@ export interface FlushArgs {
 
 interface Table {
   name: FileTable;
-  builder: RecordBatchBuilder;
+  builder: BatchBuilder;
+  /** The staged file being encoded, with the rows and buffer bytes already pushed to it. */
+  file: EncodingFile | undefined;
+  fileRows: number;
+  fileBytes: number;
 }
 
 export function createFlush(args: FlushArgs): Flush {
@@ -79,17 +91,22 @@ export function createFlush(args: FlushArgs): Flush {
   const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
   // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
   const lineageKeys = Object.keys(partition).filter((k) => !recordNames.has(k));
-  const data: Table = {
-    name: 'data',
-    builder: createRecordBatchBuilder(args.schema, lineageFields(lineageKeys)),
-  };
-  const rejects: Table = {
-    name: 'rejects',
-    builder: createRecordBatchBuilder(rejectSchema, lineageFields(['network'])),
-  };
+  const table = (name: FileTable, builder: BatchBuilder): Table => ({
+    name,
+    builder,
+    file: undefined,
+    fileRows: 0,
+    fileBytes: 0,
+  });
+  const data = table('data', createBatchBuilder(lakeColumnsOf(args.schema, lineageFields(lineageKeys))));
+  const rejects = table(
+    'rejects',
+    createBatchBuilder(lakeColumnsOf(rejectSchema, lineageFields(['network']))),
+  );
   /** Files written to staging so far, numbered in order across both tables. */
   const staged: CommittedFile[] = [];
   let state: 'open' | 'busy' | 'failed' | 'done' = 'open';
+  let failure: unknown;
   let rows = 0;
   let rejected = 0;
   let stagedBytes = 0;
@@ -100,12 +117,28 @@ export function createFlush(args: FlushArgs): Flush {
     [EXTRACTED_AT]: extractedAt ?? Date.now(),
   });
 
+  /** Hands the builder's rows to the table's file (started with its first rows). */
+  const push = async (table: Table) => {
+    const { builder } = table;
+    if (builder.rows === 0) return;
+    table.fileRows += builder.rows;
+    table.fileBytes += builder.byteLength();
+    table.file ??= args.encoder.open(builder.columns);
+    await table.file.push(builder.finish());
+  };
+
+  /** Ends the table's file and writes it to staging (durably: storage.write fsyncs it). */
   const stage = async (table: Table) => {
-    if (table.builder.rows === 0) return;
+    await push(table);
+    const { file } = table;
+    if (!file) return;
+    table.file = undefined;
+    table.fileRows = 0;
+    table.fileBytes = 0;
     const n = staged.length;
     const seq = await seqOf();
     const name = stagedFileName(table.name, seq, n);
-    const { bytes, written } = encodeParquetFile(table.builder.finish());
+    const { bytes, written } = await file.finish();
     await storage.write(stagedPath(stream, name), bytes);
     staged.push({
       path: lakeRelativePath(stream, partition, table.name, seq, n),
@@ -116,14 +149,36 @@ export function createFlush(args: FlushArgs): Flush {
     stagedBytes += written.bytes;
   };
 
-  // Synchronous, so the per-record path awaits only when a file is actually cut.
-  const isFull = ({ builder: b }: Table) =>
-    b.rows >= BATCH_ROWS || (b.rows % BYTES_CHECK_ROWS === 0 && b.byteLength() >= BATCH_BYTES);
+  /**
+   * After each appended row: the file is cut at BATCH_ROWS rows or BATCH_BYTES buffered bytes, the rows
+   * go to the encoder every CHUNK_ROWS rows or CHUNK_BYTES bytes. Synchronous when neither is due, so the
+   * per-record path awaits only then.
+   */
+  const due = (table: Table): 'file' | 'chunk' | undefined => {
+    const b = table.builder;
+    const checkBytes = b.rows % BYTES_CHECK_ROWS === 0;
+    const bytes = checkBytes ? b.byteLength() : 0;
+    if (table.fileRows + b.rows >= BATCH_ROWS || (checkBytes && table.fileBytes + bytes >= BATCH_BYTES))
+      return 'file';
+    if (b.rows >= CHUNK_ROWS || (checkBytes && bytes >= CHUNK_BYTES)) return 'chunk';
+    return undefined;
+  };
+  const afterRow = (table: Table) => {
+    const next = due(table);
+    return next === 'file' ? stage(table) : next === 'chunk' ? push(table) : undefined;
+  };
 
   const addReject = async (reject: Reject, extra: object) => {
     rejects.builder.append({ ...reject, stream, partition }, extra);
     rejected++;
-    if (isFull(rejects)) await stage(rejects);
+    await afterRow(rejects);
+  };
+
+  const dropFiles = () => {
+    for (const table of [data, rejects]) {
+      table.file?.drop();
+      table.file = undefined;
+    }
   };
 
   /**
@@ -134,10 +189,12 @@ export function createFlush(args: FlushArgs): Flush {
     if (state !== 'open' && !(state === 'failed' && what === 'abort')) {
       const why = {
         busy: 'another call is running',
-        failed: 'an earlier call failed',
+        failed: `an earlier call failed (${(failure as Error | undefined)?.message})`,
         done: 'it is finished',
       };
-      throw new Error(`flush ${stream} #${seq ?? '-'}: cannot ${what}, ${why[state as keyof typeof why]}`);
+      throw new Error(`flush ${stream} #${seq ?? '-'}: cannot ${what}, ${why[state as keyof typeof why]}`, {
+        cause: state === 'failed' ? failure : undefined,
+      });
     }
     state = 'busy';
     try {
@@ -145,7 +202,10 @@ export function createFlush(args: FlushArgs): Flush {
       if (state === 'busy') state = 'open';
       return result;
     } catch (error) {
-      if (state === 'busy') state = 'failed';
+      if (state === 'busy') {
+        state = 'failed';
+        failure = error;
+      }
       throw error;
     }
   };
@@ -171,7 +231,8 @@ export function createFlush(args: FlushArgs): Flush {
       return rejected;
     },
     get bytes() {
-      return stagedBytes + data.builder.byteLength() + rejects.builder.byteLength();
+      const buffered = (t: Table) => t.fileBytes + t.builder.byteLength();
+      return stagedBytes + buffered(data) + buffered(rejects);
     },
 
     append: (records, extractedAt) =>
@@ -186,7 +247,8 @@ export function createFlush(args: FlushArgs): Flush {
             continue;
           }
           rows++;
-          if (isFull(data)) await stage(data);
+          const next = afterRow(data);
+          if (next) await next;
         }
       }),
 
@@ -213,6 +275,7 @@ export function createFlush(args: FlushArgs): Flush {
           await stage(data);
           await stage(rejects);
         } catch (error) {
+          dropFiles();
           await removeStaged();
           finish();
           throw error;
@@ -234,6 +297,7 @@ export function createFlush(args: FlushArgs): Flush {
 
     abort: () =>
       exclusive('abort', async () => {
+        dropFiles();
         await removeStaged();
         finish();
       }),

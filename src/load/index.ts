@@ -1,4 +1,4 @@
-export { arrowSchemaOf, BATCH_ROWS, createRecordBatchBuilder, type RecordBatchBuilder } from './arrow.ts';
+export { BATCH_ROWS } from './batch-builder.ts';
 export type { AllowanceSeen, AllowanceTake, Claim, SharedAllowance, WorkerStanding } from './catalog.ts';
 export { LakeSchemaError } from './columns.ts';
 export type {
@@ -13,6 +13,13 @@ export type {
 } from './commit.ts';
 export type { CompactionResult } from './compact.ts';
 export { fsyncFile } from './durable.ts';
+export {
+  createInlineEncoder,
+  createWorkerEncoder,
+  type EncodingFile,
+  ParquetEncodeError,
+  type ParquetEncoder,
+} from './encoder.ts';
 export { LakeCorruptError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export {
@@ -32,7 +39,6 @@ export {
   type LockOptions,
   readLockHolder,
 } from './lock.ts';
-export { encodeParquet, writeParquetFile } from './parquet.ts';
 export { CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';
 export { hasConfirmations, type Observation } from './state.ts';

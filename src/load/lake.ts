@@ -14,6 +14,7 @@ import {
   type StreamState,
 } from './commit.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
+import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
@@ -79,6 +80,11 @@ export interface OpenLakeOptions {
    * extracting the partitions it claims; no lock file.
    */
   catalog?: string;
+  /**
+   * Where staged files are encoded to Parquet: default a worker thread, started with the first file and
+   * ended when the lake closes.
+   */
+  encoder?: ParquetEncoder;
 }
 
 const NO_RECORD = z.object({});
@@ -155,6 +161,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     throw error;
   }
   const open = new Set<string>();
+  const encoder = options.encoder ?? createWorkerEncoder();
 
   const begin: Lake['begin'] = ({ stream, partition, schema }) => {
     layoutCheck(stream, partition);
@@ -162,7 +169,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     if (open.has(key)) throw new Error(`a flush of ${stream} ${partitionId(partition)} is already open`);
     open.add(key);
     try {
-      return createFlush({ log, stream, partition, runId, schema, onDone: () => open.delete(key) });
+      return createFlush({ log, encoder, stream, partition, runId, schema, onDone: () => open.delete(key) });
     } catch (error) {
       open.delete(key);
       throw error;
@@ -233,6 +240,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       try {
         await log.fold();
       } finally {
+        await encoder.close();
         await release();
       }
     },

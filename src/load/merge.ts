@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises';
-import { queryRows, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { fsyncFile, sha256File } from './durable.ts';
 import type { WrittenFile } from './parquet.ts';
 import type { LakeStorage } from './storage.ts';
@@ -10,6 +9,8 @@ import type { LakeStorage } from './storage.ts';
  * whatever the size. Compaction and the folding of snapshot confirmations merge with it.
  */
 export async function mergeParquetFiles(sources: readonly string[], target: string): Promise<WrittenFile> {
+  // Loaded when a merge runs: an extract that neither compacts nor folds confirmations never loads DuckDB.
+  const { queryRows, quoteLiteral, withDuckDB } = await import('./duckdb.ts');
   const list = sources.map(quoteLiteral).join(', ');
   const rows = await withDuckDB(':memory:', async (db) => {
     // Note: hive_partitioning off, or DuckDB would add the folders' keys as columns to the merged file.

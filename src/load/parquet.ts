@@ -1,9 +1,7 @@
 import { type RecordBatch, Table, tableToIPC } from 'apache-arrow';
-import { Compression, Table as WasmTable, WriterPropertiesBuilder, writeParquet } from 'parquet-wasm';
+import * as parquet from 'parquet-wasm';
 import { sha256Hex, writeDurable } from './durable.ts';
-
-/** One row group per batch-sized write: readers prune by row-group statistics. */
-const ROW_GROUP_ROWS = 50_000;
+import { lakeWriterProperties } from './parquet-format.js';
 
 /** What a written Parquet file is, as the commit record names it. */
 export interface WrittenFile {
@@ -21,12 +19,7 @@ export function encodeParquet(batches: RecordBatch | RecordBatch[]): Uint8Array 
   if (list.length === 0) throw new Error('encodeParquet: no batches');
   const ipc = tableToIPC(new Table(list), 'stream');
   // Both arguments are consumed (freed) by writeParquet.
-  const properties = new WriterPropertiesBuilder()
-    .setCompression(Compression.ZSTD)
-    .setMaxRowGroupSize(ROW_GROUP_ROWS)
-    .setCreatedBy('avalake')
-    .build();
-  return writeParquet(WasmTable.fromIPCStream(ipc), properties);
+  return parquet.writeParquet(parquet.Table.fromIPCStream(ipc), lakeWriterProperties(parquet));
 }
 
 /** Encodes batches as a Parquet file's bytes, with what the commit record says of that file. */
