@@ -38,7 +38,9 @@ let proxy: FaultyProxy;
 const scratch: string[] = [];
 beforeAll(async () => {
   [emulator, pg, s3] = await Promise.all([startEmulator(), startPostgres(), startS3()]);
-  proxy = await startFaultyProxy(s3.endpoint, { failEvery: 7, dropEvery: 23 });
+  // At most 3 spoiled attempts in a row of one request, fewer than its 6: the run must ride the faults
+  // out, and cannot be unlucky enough to meet six in a row (the count is shared by concurrent requests).
+  proxy = await startFaultyProxy(s3.endpoint, { failEvery: 7, dropEvery: 23, maxInARow: 3 });
 }, 60_000);
 afterAll(async () => {
   await proxy?.stop();

@@ -46,12 +46,22 @@ export interface FaultStats {
   dropped: number;
 }
 
-/** Which requests a faulty proxy spoils: every n-th of the shared request count (1-based). */
+/**
+ * Which requests a faulty proxy spoils: every n-th of the shared request count (1-based). The proxy reads
+ * it at each request, so a test may change it while the proxy runs (e.g. fail everything from now on).
+ */
 export interface FaultSpec {
   /** Every failEvery-th request gets an HTTP 500 S3 error and is not forwarded. */
   failEvery?: number;
   /** Every dropEvery-th request has its socket destroyed without an answer and is not forwarded. */
   dropEvery?: number;
+  /**
+   * At most this many attempts in a row of one request (its method and URL) are spoiled; the next is
+   * forwarded whatever the count. Without it, concurrent requests moving the shared count between one
+   * request's retries can land them on fault after fault: in 30 runs of `avalake run` one request met
+   * 7 in a row, past the client's attempts, which tests luck rather than retries.
+   */
+  maxInARow?: number;
 }
 
 /** A loopback proxy in front of an S3 endpoint that injects faults. */
@@ -308,19 +318,28 @@ function forward(target: URL, agent: Agent, req: IncomingMessage, res: ServerRes
 /**
  * Starts a loopback proxy to `target` that fails or drops every n-th request (one shared count, so the
  * faults are deterministic): for testing that S3 clients retry what S3 itself sometimes does.
- * A request both counts would pick is dropped.
+ * A request both counts would pick is dropped; `maxInARow` spares a request spoiled that many times.
  */
 export async function startFaultyProxy(target: string, spec: FaultSpec): Promise<FaultyProxy> {
   const targetUrl = new URL(target);
   const agent = new Agent({ keepAlive: true });
   const stats: FaultStats = { requests: 0, failed: 0, dropped: 0 };
+  /** Per request (method and URL): its attempts spoiled since one was last forwarded. */
+  const inARow = new Map<string, number>();
   const server = createServer((req, res) => {
     stats.requests += 1;
     const n = stats.requests;
-    if (picks(spec.dropEvery, n)) {
+    const request = `${req.method} ${req.url}`;
+    const spoiled = inARow.get(request) ?? 0;
+    const spared = spec.maxInARow !== undefined && spoiled >= spec.maxInARow;
+    const drop = !spared && picks(spec.dropEvery, n);
+    const failNow = !spared && !drop && picks(spec.failEvery, n);
+    if (drop || failNow) inARow.set(request, spoiled + 1);
+    else inARow.delete(request);
+    if (drop) {
       stats.dropped += 1;
       req.socket.destroy();
-    } else if (picks(spec.failEvery, n)) {
+    } else if (failNow) {
       stats.failed += 1;
       fail(req, res);
     } else {

@@ -199,4 +199,25 @@ describe('startFaultyProxy', () => {
     expect(await answer.text()).toContain('<Code>InternalError</Code><Message>injected fault</Message>');
     expect(proxy.stats).toEqual({ requests: 1, failed: 1, dropped: 0 });
   });
+
+  it('spoils no request more than maxInARow times in a row, and reads a changed spec at once', async () => {
+    const spec: FaultSpec = { failEvery: 1, maxInARow: DEFAULT_MAX_ATTEMPTS - 1 };
+    const stats = await roundTripThroughProxy(spec, 'in-a-row');
+    // Every request failed twice, then went through on the SDK's third and last attempt.
+    expect(stats).toEqual({
+      requests: 3 * 2 * OBJECTS_THROUGH_PROXY,
+      failed: 2 * 2 * OBJECTS_THROUGH_PROXY,
+      dropped: 0,
+    });
+
+    const live: FaultSpec = {};
+    const changing = await startFaultyProxy(server.endpoint, live);
+    cleanups.push(() => changing.stop());
+    expect((await fetch(`${changing.endpoint}/no-such-bucket`)).status).toBe(404);
+    live.dropEvery = 1;
+    live.maxInARow = 1;
+    await expect(fetch(`${changing.endpoint}/no-such-bucket`)).rejects.toThrow();
+    expect((await fetch(`${changing.endpoint}/no-such-bucket`)).status).toBe(404);
+    expect(changing.stats).toEqual({ requests: 3, failed: 0, dropped: 1 });
+  });
 });
