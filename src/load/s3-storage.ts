@@ -16,6 +16,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
+import { boundedRetryStrategy, retryStreamed } from './s3-retry.ts';
 import { eachLimited, type LakeStorage, parseObjectStorageUrl, StorageUnavailableError } from './storage.ts';
 
 /**
@@ -30,7 +31,7 @@ import { eachLimited, type LakeStorage, parseObjectStorageUrl, StorageUnavailabl
  * endpoint (MinIO, Ceph, a test server) is addressed path-style, as those servers expect.
  */
 
-/** Attempts per request (the SDK's standard retry mode: backoff with jitter on 5xx, throttling, resets). */
+/** Attempts per request (backoff with jitter on 5xx, throttling, resets: see s3-retry.ts). */
 const DEFAULT_MAX_ATTEMPTS = 6;
 /** Downloads and uploads in flight at once when a reader fetches many files. */
 const TRANSFER_CONCURRENCY = 8;
@@ -47,9 +48,14 @@ export async function openS3Storage(
   if (!location) throw new Error(`not an s3:// URL: ${dataDir}`);
   const { bucket, prefix } = location;
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
+  const maxAttempts = Number(env.AWS_MAX_ATTEMPTS) || DEFAULT_MAX_ATTEMPTS;
+  // Our own strategy, not the SDK's standard one: no client-wide retry quota that a burst of failures
+  // can drain, so that each request keeps its attempts (why, in s3-retry.ts).
+  const retryStrategy = boundedRetryStrategy(maxAttempts);
   const client = new S3Client({
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
-    maxAttempts: Number(env.AWS_MAX_ATTEMPTS) || DEFAULT_MAX_ATTEMPTS,
+    maxAttempts,
+    retryStrategy,
     // Note: the SDK's default since 2025 frames streamed uploads as `aws-chunked` with a trailing
     // checksum, which many S3-compatible servers (older MinIO, Ceph, s3rver) store verbatim, chunk
     // headers and all. Checksums only where the operation requires them; avalake checks sha256 itself.
@@ -100,18 +106,23 @@ export async function openS3Storage(
     }
   };
 
+  const putCommand = (path: string, body: Uint8Array | Readable, length: number) =>
+    new PutObjectCommand({ Bucket: bucket, Key: keyOf(path), Body: body, ContentLength: length });
+
   const put = (path: string, body: Uint8Array | (() => Readable), length: number) =>
-    send('PutObject', path, () =>
-      client.send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: keyOf(path),
-          // A stream is made again for each attempt: a retried request must send the whole body.
-          Body: typeof body === 'function' ? body() : body,
-          ContentLength: length,
-        }),
-      ),
-    );
+    send('PutObject', path, () => {
+      if (typeof body !== 'function') return client.send(putCommand(path, body, length));
+      // The SDK gives a request with a stream for its body a single attempt: retried here, each attempt
+      // with a new stream, since a retry must send the whole body.
+      return retryStreamed(retryStrategy, async () => {
+        const stream = body();
+        try {
+          return await client.send(putCommand(path, stream, length));
+        } finally {
+          stream.destroy();
+        }
+      });
+    });
 
   const remove = (path: string) =>
     send('DeleteObject', path, () =>
