@@ -1,7 +1,7 @@
 import type { BatchMessage } from './batch-message.js';
-import type { ColumnBuilder } from './builder-base.ts';
 import { createColumnBuilder } from './builders.ts';
 import type { ColumnSpec, LakeColumns } from './columns.ts';
+import { compileRowAppend } from './row-append.ts';
 
 /** Rows per staged file (and per Parquet row group): keeps parquet-wasm's never-shrinking memory small. */
 export const BATCH_ROWS = 50_000;
@@ -24,9 +24,8 @@ export interface BatchBuilder {
 
 export function createBatchBuilder({ record, extra }: LakeColumns): BatchBuilder {
   const columns = [...record, ...extra];
-  const builders: ColumnBuilder[] = columns.map((c) => createColumnBuilder(c.type, c.name, c.nullable));
-  const sources = columns.map((c) => c.source);
-  const recordCount = record.length;
+  const builders = columns.map((c) => createColumnBuilder(c.type, c.name, c.nullable));
+  const appendRow = compileRowAppend(columns, builders, record.length);
   let rows = 0;
 
   return {
@@ -37,12 +36,7 @@ export function createBatchBuilder({ record, extra }: LakeColumns): BatchBuilder
     byteLength: () => builders.reduce((sum, b) => sum + b.byteLength(), 0),
     append(rec, extra = {}) {
       try {
-        const fromRecord = rec as Record<string, unknown>;
-        const fromExtra = extra as Record<string, unknown>;
-        for (let i = 0; i < builders.length; i++) {
-          const source = i < recordCount ? fromRecord : fromExtra;
-          (builders[i] as ColumnBuilder).append(source[sources[i] as string]);
-        }
+        appendRow(rec, extra);
       } catch (error) {
         for (const b of builders) b.truncate(rows);
         throw error;

@@ -69,22 +69,28 @@ export class Bitmap {
 
 export abstract class Base implements ColumnBuilder {
   length = 0;
-  protected validity = new Bitmap();
+  /** Which slots hold a value; public with `write` for the compiled row appends (row-append.ts). */
+  readonly validity = new Bitmap();
 
   constructor(
-    protected readonly path: string,
-    private readonly nullable: boolean,
+    readonly path: string,
+    readonly nullable: boolean,
   ) {}
 
   append(value: unknown): void {
     if (value === null || value === undefined) {
-      if (!this.nullable) throw new RecordTypeError(this.path, value, 'a value is required');
+      if (!this.nullable) this.required(value);
       this.appendNull();
       return;
     }
     this.write(this.length, value);
     this.validity.set(this.length, true);
     this.length++;
+  }
+
+  /** A NULL or missing value where the column requires one. */
+  required(value: unknown): never {
+    throw new RecordTypeError(this.path, value, 'a value is required');
   }
 
   appendNull(): void {
@@ -111,13 +117,13 @@ export abstract class Base implements ColumnBuilder {
   }
 
   /** Writes a non-null value at `index`; throws RecordTypeError before changing anything visible. */
-  protected abstract write(index: number, value: unknown): void;
+  abstract write(index: number, value: unknown): void;
   protected abstract writeNull(index: number): void;
   protected truncateValues(_length: number): void {}
   protected abstract take(length: number, nullCount: number, nullBitmap: Uint8Array | undefined): ColumnData;
   abstract byteLength(): number;
 
-  protected fail(value: unknown, reason: string): never {
+  fail(value: unknown, reason: string): never {
     throw new RecordTypeError(this.path, value, reason);
   }
 }

@@ -16,7 +16,7 @@ export class Utf8Builder extends Base {
     super(path, nullable);
   }
 
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     let text: string;
     if (this.asJson) text = JSON.stringify(value);
     else if (typeof value === 'string') text = value;
@@ -109,7 +109,7 @@ export class Float64Builder extends FixedBuilder<Float64Array> {
   constructor(path: string, nullable: boolean) {
     super(path, nullable, (n) => new Float64Array(n));
   }
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     if (typeof value !== 'number') this.fail(value, 'expected a number');
     this.reserve(index);
     this.values[index] = value;
@@ -120,7 +120,7 @@ export class Int32Builder extends FixedBuilder<Int32Array> {
   constructor(path: string, nullable: boolean) {
     super(path, nullable, (n) => new Int32Array(n));
   }
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
       this.fail(value, 'expected an int32');
     }
@@ -176,7 +176,7 @@ const TWO_32 = 4294967296;
 const SAFE_DIGITS = /^-?\d{1,15}$/;
 
 export class Int64Builder extends Int64Words {
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     if (typeof value === 'number' && Number.isSafeInteger(value)) this.writeSafe(index, value);
     else if (typeof value === 'string' && SAFE_DIGITS.test(value)) this.writeSafe(index, Number(value));
     else this.writeBig(index, this.int64Of(value));
@@ -198,7 +198,7 @@ export class TimestampBuilder extends Int64Words {
     this.factor = unit === 's' ? 1000n : 1n;
     this.multiplier = unit === 's' ? 1000 : 1;
   }
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     // The common case: Unix seconds (or ms) as a number, whose milliseconds are still exact.
     const safe = typeof value === 'number' && Number.isSafeInteger(value);
     if (safe && Number.isSafeInteger(value * this.multiplier)) {
@@ -227,13 +227,16 @@ export class DecimalBuilder extends FixedBuilder<Uint32Array> {
   }
 
   override append(value: unknown): void {
-    // A bigAmount beyond 38 digits is NULL here; its exact string lives in the sibling column.
-    if (this.overflowToNull && typeof value === 'string' && value.length >= 39 && /^\d+$/.test(value))
-      this.appendNull();
+    if (this.overflows(value)) this.appendNull();
     else super.append(value);
   }
 
-  protected write(index: number, value: unknown): void {
+  /** A bigAmount beyond 38 digits is NULL here; its exact string lives in the sibling column. */
+  overflows(value: unknown): boolean {
+    return this.overflowToNull && typeof value === 'string' && value.length >= 39 && /^\d+$/.test(value);
+  }
+
+  write(index: number, value: unknown): void {
     const text =
       typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value))
         ? String(value)
@@ -248,7 +251,7 @@ export class DecimalBuilder extends FixedBuilder<Uint32Array> {
 
 export class BoolBuilder extends Base {
   private values = new Bitmap();
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     if (typeof value !== 'boolean') this.fail(value, 'expected a boolean');
     this.values.set(index, value);
   }

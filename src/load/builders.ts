@@ -25,7 +25,7 @@ class ListBuilder extends Base {
     super(path, nullable);
   }
 
-  protected write(index: number, value: unknown): void {
+  write(index: number, value: unknown): void {
     if (!Array.isArray(value)) this.fail(value, 'expected an array');
     for (const element of value) this.child.append(element);
     if (index + 2 > this.offsets.length) this.offsets = ensure(this.offsets, index + 2);
@@ -57,17 +57,17 @@ class ListBuilder extends Base {
   }
 }
 
-class StructBuilder extends Base {
+export class StructBuilder extends Base {
   constructor(
     path: string,
     nullable: boolean,
-    private readonly sources: string[],
-    private readonly children: ColumnBuilder[],
+    readonly sources: string[],
+    readonly children: Base[],
   ) {
     super(path, nullable);
   }
 
-  protected write(_index: number, value: unknown): void {
+  write(_index: number, value: unknown): void {
     if (typeof value !== 'object' || Array.isArray(value)) this.fail(value, 'expected an object');
     const record = value as Record<string, unknown>;
     const { children, sources } = this;
@@ -100,7 +100,7 @@ class StructBuilder extends Base {
 }
 
 /** A builder for a column of `lakeType`. */
-export function createColumnBuilder(lakeType: LakeType, path: string, nullable: boolean): ColumnBuilder {
+export function createColumnBuilder(lakeType: LakeType, path: string, nullable: boolean): Base {
   switch (lakeType.kind) {
     case 'utf8':
     case 'json':
