@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd } from '../pipeline.ts';
 import { type CursorStream, keyOf } from '../stream.ts';
-import { checkRecords, newestField, newestOf, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+import {
+  anyRecord,
+  checkRecords,
+  createPager,
+  newestField,
+  newestOf,
+  nextTokenOf,
+  type Walk,
+  type WalkContext,
+} from './walk.ts';
 
 /**
  * Where an ascending walk stands: every record before `cursor` is committed, and so are those at
@@ -23,13 +32,14 @@ export async function* walkCursor(ctx: WalkContext): Walk {
   let window = state.window;
   // The pipeline's `end` (exclusive): the listing is asked for less, and what comes anyway is not kept.
   const end = historyEnd(ctx.pipeline);
+  const pager = createPager(ctx.fetchPage);
 
   for (;;) {
     const windowCursor = window ? window.cursor : cursor;
     const request = stream.request(ctx.pipeline, ctx.partition, windowCursor);
     let body: unknown;
     try {
-      body = await ctx.fetchPage(request, window?.pageToken);
+      body = await pager.fetch(request, window?.pageToken);
     } catch (error) {
       // An expired or foreign token: start the window again from the cursor; the boundary skips the overlap.
       if (window && isRejectedPageToken(error)) {
@@ -38,6 +48,10 @@ export async function* walkCursor(ctx: WalkContext): Walk {
       }
       throw error;
     }
+    // Only a record at or past the end stops a walk that has a next page.
+    const nextToken = nextTokenOf(body);
+    const mayEnd = end !== undefined && anyRecord(stream.records(body), (r) => !(stream.cursorOf(r) < end));
+    if (nextToken && !mayEnd) pager.ahead(request, nextToken);
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     let pastEnd = false;
@@ -55,7 +69,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
         boundary = new Set([key]);
       } else boundary.add(key);
     }
-    const pageToken = pastEnd ? undefined : nextTokenOf(body);
+    const pageToken = pastEnd ? undefined : nextToken;
     window = pageToken
       ? { ...(windowCursor !== undefined ? { cursor: windowCursor } : {}), pageToken }
       : undefined;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import type { HeightWalkStream } from '../stream.ts';
-import { checkRecords, newestField, type Walk, type WalkContext } from './walk.ts';
+import { checkRecords, createPager, newestField, type Walk, type WalkContext } from './walk.ts';
 
 /** Every height below `next` is committed (or lies before the pipeline's `start`). */
 const HeightCheckpoint = z.object({ next: z.int().nonnegative().optional() });
@@ -43,8 +43,12 @@ export async function* walkHeights(ctx: WalkContext): Walk {
     yield { append: [], rejects: [], checkpoint: { next } };
     return;
   }
+  // Every height up to `last` is read: the next one is asked for while this one is checked.
+  const pager = createPager(ctx.fetchPage);
+  const requestAt = (height: number) => stream.request(ctx.pipeline, ctx.partition, height);
   for (; next <= last; next++) {
-    const body = await ctx.fetchPage(stream.request(ctx.pipeline, ctx.partition, next));
+    const body = await pager.fetch(requestAt(next));
+    if (next < last) pager.ahead(requestAt(next + 1));
     const { valid, rejects } = checkRecords(stream, body);
     // The height's time, even when it holds no records of this stream (a block without transactions).
     const newest = newestField(timeOf?.(body));

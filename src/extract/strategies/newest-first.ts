@@ -4,7 +4,9 @@ import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
 import {
+  anyRecord,
   checkRecords,
+  createPager,
   newestField,
   newestOf,
   nextTokenOf,
@@ -77,13 +79,25 @@ async function* walkOnce(
   // records still open are re-read) and skips those from end on.
   const floor = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
   const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
+  const pager = createPager(ctx.fetchPage);
+  // A page can end the walk only through a record that is the head, still open, at either end of a
+  // stretch to skip, or below the floor: a page with none of them is followed by the next one.
+  const mayEndAt = (records: readonly unknown[], w: Window | undefined) => {
+    const stretchEnds = new Set(w?.skip.flatMap((s) => [s.top, s.bottom]));
+    return anyRecord(records, (record) => {
+      const key = keyOf(stream.primaryKey, record);
+      if (key === head || key in open || stretchEnds.has(key)) return true;
+      const time = floor === undefined ? undefined : stream.timeOf?.(record);
+      return time !== undefined && !(time >= (floor as number));
+    });
+  };
 
   for (;;) {
     const since = window ? window.since : state.since;
     const request = stream.request(ctx.pipeline, ctx.partition, since);
     let body: unknown;
     try {
-      body = await ctx.fetchPage(request, window?.pageToken || undefined);
+      body = await pager.fetch(request, window?.pageToken || undefined);
     } catch (error) {
       if (window?.pageToken && isRejectedPageToken(error)) {
         window = passAgain(window);
@@ -93,6 +107,8 @@ async function* walkOnce(
       }
       throw error;
     }
+    const nextToken = nextTokenOf(body);
+    if (nextToken && !mayEndAt(stream.records(body), window)) pager.ahead(request, nextToken);
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {
@@ -154,7 +170,7 @@ async function* walkOnce(
 
     w.seenOpen = [...seenOpen];
     const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
-    const pageToken = nextTokenOf(body);
+    const pageToken = nextToken;
     const caughtUp = w.skip.length === 0 && w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!pageToken || caughtUp || belowFloor) {
       const checkpoint = finish(state, w);

@@ -4,7 +4,7 @@ import type { Reject } from '../../load/index.ts';
 import { partitionId } from '../../load/layout.ts';
 import { isRejectedPageToken } from '../errors.ts';
 import type { SnapshotStream } from '../stream.ts';
-import { checkRecords, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
+import { checkRecords, createPager, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
 /** The column that stamps every row of a snapshot with the moment it was observed. */
 export const SNAPSHOT_AT = '_snapshot_at';
@@ -36,10 +36,12 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
   const answer = answerHash(resumed?.answer);
   let pageToken = resumed?.pageToken;
   let mayRestart = resumed !== undefined;
+  // A snapshot reads every page of its answer: the next one is asked for as soon as its token is known.
+  const pager = createPager(ctx.fetchPage);
   for (;;) {
     let body: unknown;
     try {
-      body = await ctx.fetchPage(request, pageToken);
+      body = await pager.fetch(request, pageToken);
     } catch (error) {
       if (!(mayRestart && isRejectedPageToken(error))) throw error;
       mayRestart = false;
@@ -48,9 +50,10 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
       continue;
     }
     mayRestart = false;
+    pageToken = request.kind === 'http' ? nextTokenOf(body) : undefined;
+    if (pageToken) pager.ahead(request, pageToken);
     const { valid, rejects } = checkRecords(stream, body);
     answer.addPage(valid, rejects);
-    pageToken = request.kind === 'http' ? nextTokenOf(body) : undefined;
     const done = { snapshotAt: at, answer: answer.value() };
     yield {
       append: valid.map((record) => ({ ...record, ...stamp })),

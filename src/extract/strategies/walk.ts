@@ -38,6 +38,58 @@ export interface WalkContext<S extends z.ZodObject = z.ZodObject> {
 
 export type Walk = AsyncGenerator<WalkStep, void, void>;
 
+/**
+ * A walk's pages, each asked for once. `ahead` asks for the next page as soon as the walk knows it will
+ * read it, before the walk has checked the page in hand; `fetch` then hands that answer over instead of
+ * asking again. The source prepares the next page while this one is checked and buffered: the walk no
+ * longer waits for the source and for its own work in turn. A strategy asks ahead only when the page in
+ * hand cannot end the walk (it says so from the page's raw records), so no page is asked for that the
+ * walk would not have read, unless the run is interrupted or fails first.
+ */
+export interface Pager {
+  fetch(request: PageRequest, pageToken?: string): Promise<unknown>;
+  ahead(request: PageRequest, pageToken?: string): void;
+}
+
+export function createPager(fetchPage: WalkContext['fetchPage']): Pager {
+  let asked: { key: string; page: Promise<unknown> } | undefined;
+  const keyOf = (request: PageRequest, pageToken: string | undefined) =>
+    JSON.stringify([request, pageToken ?? null]);
+  return {
+    fetch(request, pageToken) {
+      const pending = asked;
+      asked = undefined;
+      if (pending?.key === keyOf(request, pageToken)) return pending.page;
+      return fetchPage(request, pageToken);
+    },
+    ahead(request, pageToken) {
+      const page = fetchPage(request, pageToken);
+      // Its failure is the walk's when it asks for the page; a walk that stops first never does.
+      page.catch(() => undefined);
+      asked = { key: keyOf(request, pageToken), page };
+    },
+  };
+}
+
+/**
+ * Whether any of a page's raw records (not yet checked against the schema) is one of `test`'s, which
+ * could end the walk there. A record too malformed to tell counts as one: the walk then does not ask ahead.
+ */
+export function anyRecord(
+  records: readonly unknown[],
+  test: (record: Record<string, unknown>) => boolean,
+): boolean {
+  for (const record of records) {
+    try {
+      if (typeof record === 'object' && record !== null && test(record as Record<string, unknown>))
+        return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects. */
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
