@@ -1,7 +1,11 @@
 import type { z } from 'zod';
 import type { Reject } from '../../load/index.ts';
+import { lakeMetaOf } from '../../schemas/lake.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { PageRequest, Partition, StreamDefinition } from '../stream.ts';
+import { recordCheckOf } from './record-check.ts';
+
+const isJsonField = (schema: z.ZodType) => lakeMetaOf(schema)?.kind === 'json';
 
 /**
  * One step of a walk: the records to append (checked), the rejects, and the checkpoint that holds once
@@ -90,11 +94,19 @@ export function anyRecord(
   return false;
 }
 
-/** Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects. */
+/**
+ * Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects.
+ * A record the quick check passes (record-check.ts) is used as it came; zod parses the others.
+ */
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
   const rejects: Reject[] = [];
+  const quick = recordCheckOf(stream.schema, isJsonField);
   for (const raw of stream.records(body)) {
+    if (quick(raw)) {
+      valid.push(raw as z.output<S>);
+      continue;
+    }
     const parsed = stream.schema.safeParse(raw);
     if (parsed.success) valid.push(parsed.data);
     else

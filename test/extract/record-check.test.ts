@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import type { Emulator } from '../../src/emulator/index.ts';
+import type { HttpClient } from '../../src/extract/http.ts';
+import { recordCheckOf } from '../../src/extract/strategies/record-check.ts';
+import { STREAMS } from '../../src/extract/streams/index.ts';
+import { createBatchBuilder } from '../../src/load/batch-builder.ts';
+import { lakeColumnsOf } from '../../src/load/columns.ts';
+import { lakeMetaOf } from '../../src/schemas/lake.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+
+/**
+ * The quick record check says "zod accepts this record and hands back the same values" only when zod
+ * does: checked on every record the demo pipeline reads of every stream, and on mutants of them (a
+ * field removed, null, or of another type, at the top and one level down). "The same values" is
+ * what the lake stores: the row the builders make of the record as it came equals the row of zod's copy.
+ */
+
+const isJson = (schema: z.ZodType) => lakeMetaOf(schema)?.kind === 'json';
+/** Records taken of each stream (the first ones read), and the mutants made of each. */
+const RECORDS_PER_STREAM = 40;
+const ODD_VALUES: unknown[] = [undefined, null, 12345, -1.5, 'x', '', true, {}, [], '1'.repeat(80)];
+
+/**
+ * Streams with records that have a field zod converts, which zod then parses: amounts the API sends as
+ * numbers (stored from their decimal strings), UTXO output indexes and owner thresholds sent as strings,
+ * NFT metadata whose attributes are JSON text. Every record of the other streams takes the quick path.
+ */
+const CONVERTED = new Set([
+  'c_chain_latest_transactions',
+  'c_chain_transactions',
+  'erc721_balances',
+  'nft_tokens',
+  'node_blocks',
+  'p_chain_block_transactions',
+  'p_chain_transactions',
+  'validator_delegators',
+  'validators',
+  'x_chain_latest_transactions',
+  'x_chain_transactions',
+]);
+/** Streams of which the demo pipeline on the test clock reads no record. */
+const EMPTY_IN_DEMO: string[] = [];
+
+let emulator: Emulator;
+const recordsOf = new Map<string, unknown[]>();
+
+beforeAll(async () => {
+  emulator = await startEmulator();
+  // Every stream, from a day before the test clock: a few pages of each (EVM blocks have a month).
+  const w = demoWorkspace(emulator, (p) => {
+    p.streams = STREAMS.map((s) => s.name);
+    p.start = '2026-11-01';
+  });
+  // Every answer the pipeline reads, kept by the stream that asked (the fetcher names it on the request).
+  const keep = (http: HttpClient): HttpClient => ({
+    async send(request) {
+      const answer = await http.send(request);
+      const stream = STREAMS.find((s) => s.name === (request as { at?: { stream?: string } }).at?.stream);
+      if (stream && answer.status === 200) {
+        const list = recordsOf.get(stream.name) ?? [];
+        // A node's answer is a JSON-RPC envelope; the records are in its result.
+        const body = JSON.parse(answer.text) as { result?: unknown };
+        const page = stream.records(request.method === 'POST' ? body.result : body);
+        if (list.length < RECORDS_PER_STREAM) list.push(...page.slice(0, RECORDS_PER_STREAM - list.length));
+        recordsOf.set(stream.name, list);
+      }
+      return answer;
+    },
+    close: () => http.close(),
+  });
+  const summary = await extractOnce(w.pipelinePath, w.dataDir, {}, keep);
+  expect(summary.status).toBe('ok');
+}, 120_000);
+
+afterAll(() => emulator?.close());
+
+/** The lake row the builders make of a record: its columns' buffers. */
+function rowOf(schema: z.ZodType, record: unknown) {
+  const builder = createBatchBuilder(lakeColumnsOf(schema));
+  builder.append(record as object);
+  return builder.finish();
+}
+
+/** Copies of a record with one field (top level, or one level down) removed, null or of another type. */
+function mutantsOf(record: unknown): unknown[] {
+  if (typeof record !== 'object' || record === null) return [];
+  const out: unknown[] = [];
+  const source = record as Record<string, unknown>;
+  for (const [key, value] of Object.entries(source)) {
+    for (const odd of ODD_VALUES) out.push({ ...source, [key]: odd });
+    const { [key]: _, ...without } = source;
+    out.push(without);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      for (const inner of Object.keys(value))
+        for (const odd of [undefined, null, 7, 'y'])
+          out.push({ ...source, [key]: { ...(value as Record<string, unknown>), [inner]: odd } });
+    if (Array.isArray(value) && value.length > 0)
+      for (const odd of [null, 7, 'y', {}]) out.push({ ...source, [key]: [...value, odd] });
+  }
+  return out;
+}
+
+describe('the quick record check agrees with zod', () => {
+  it.each(STREAMS.map((s) => [s.name]))('%s', (name) => {
+    const stream = STREAMS.find((s) => s.name === name) as (typeof STREAMS)[number];
+    const quick = recordCheckOf(stream.schema, isJson);
+    const records = recordsOf.get(name) ?? [];
+    let quickOnValid = 0;
+    let zodOnValid = 0;
+    for (const candidate of [...records, ...records.flatMap(mutantsOf)]) {
+      const parsed = stream.schema.safeParse(candidate);
+      if (quick(candidate)) {
+        // Never a record zod rejects, and the lake row is the one zod's copy makes.
+        expect(parsed.success, JSON.stringify(candidate)).toBe(true);
+        expect(rowOf(stream.schema, candidate)).toEqual(rowOf(stream.schema, parsed.data));
+      }
+      if (records.includes(candidate)) {
+        zodOnValid += parsed.success ? 1 : 0;
+        quickOnValid += quick(candidate) ? 1 : 0;
+      }
+    }
+    expect(zodOnValid).toBe(records.length);
+    if (records.length > 0 && !CONVERTED.has(name))
+      expect(quickOnValid, `${name}: quick ${quickOnValid} of ${records.length}`).toBe(records.length);
+  });
+
+  it('reads records of every stream the demo pipeline fills', () => {
+    expect(STREAMS.map((s) => s.name).filter((s) => !recordsOf.has(s))).toEqual([...EMPTY_IN_DEMO]);
+  });
+});
