@@ -90,8 +90,8 @@ describe('marts against the world, recomputed', () => {
     const path = join(models, 'marts', 'chain_metrics_daily.sql');
     const sql = readFileSync(path, 'utf8');
     const planted = sql.replace(
-      "cast(timezone('UTC', period_start) as date) as metric_day",
-      "cast(timezone('UTC', period_start) as date) + 1 as metric_day",
+      'cast(make_timestamp(epoch_us(period_start)) as date) as metric_day',
+      'cast(make_timestamp(epoch_us(period_start)) as date) + 1 as metric_day',
     );
     expect(planted).not.toBe(sql);
     writeFileSync(path, planted);

@@ -109,20 +109,59 @@ paid as (
     group by network, staking_tx_hash
 ),
 
+-- A validation's fee income: the VALIDATOR_FEE rewards of its node whose delegation ran within it. Summed
+-- per delegation window first, and matched once per validation window, so the range join meets each
+-- window once rather than every reward with every period of its node.
+fee_windows as (
+    select
+        network,
+        node_id,
+        started_at,
+        ended_at,
+        sum(reward_navax) as fee_navax
+    from rewards
+    where reward_type = 'VALIDATOR_FEE'
+    group by network, node_id, started_at, ended_at
+),
+
+validation_windows as (
+    select distinct
+        network,
+        node_id,
+        started_at,
+        ended_at
+    from periods
+    where staking_kind = 'validation'
+),
+
+window_fees as (
+    select
+        validation_windows.network,
+        validation_windows.node_id,
+        validation_windows.started_at,
+        validation_windows.ended_at,
+        sum(fee_windows.fee_navax) as fee_income_navax
+    from validation_windows
+    inner join fee_windows
+        on fee_windows.network = validation_windows.network
+        and fee_windows.node_id = validation_windows.node_id
+        and fee_windows.started_at >= validation_windows.started_at
+        and fee_windows.ended_at <= validation_windows.ended_at
+    group by all
+),
+
 fees as (
     select
         periods.network,
         periods.staking_tx_hash,
-        sum(rewards.reward_navax) as fee_income_navax
+        window_fees.fee_income_navax
     from periods
-    inner join rewards
-        on rewards.network = periods.network
-        and rewards.node_id = periods.node_id
-        and rewards.reward_type = 'VALIDATOR_FEE'
-        and rewards.started_at >= periods.started_at
-        and rewards.ended_at <= periods.ended_at
+    inner join window_fees
+        on window_fees.network = periods.network
+        and window_fees.node_id = periods.node_id
+        and window_fees.started_at = periods.started_at
+        and window_fees.ended_at = periods.ended_at
     where periods.staking_kind = 'validation'
-    group by periods.network, periods.staking_tx_hash
 ),
 
 judged as (

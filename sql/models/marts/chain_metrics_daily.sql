@@ -1,6 +1,6 @@
 -- description: Chain metrics of the Metrics API wide by UTC day: one row per chain and day, one column per metric (day interval).
 -- unique: chain_id, metric_day
--- incremental_by: metric_day = cast(timezone('UTC', period_start) as date) from stg_metrics
+-- incremental_by: metric_day = cast(make_timestamp(epoch_us(period_start)) as date) from stg_metrics
 -- not_null: network, count_metrics
 -- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates
 -- column: metric_day: the UTC day the values cover
@@ -31,7 +31,9 @@ with metrics as (
 final as (
     select
         chain_id,
-        cast(timezone('UTC', period_start) as date) as metric_day,
+        -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
+        -- the time-zone library for every row, about twenty times slower.
+        cast(make_timestamp(epoch_us(period_start)) as date) as metric_day,
         any_value(network) as network,
         count(distinct metric) as count_metrics,
         max("value") filter (where metric = 'activeAddresses') as active_addresses,

@@ -26,7 +26,9 @@ legs as (
         transfers.chain_id,
         transfers.token_address,
         tracked.address,
-        cast(timezone('UTC', transfers.block_timestamp) as date) as flow_day,
+        -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
+        -- the time-zone library for every row, about twenty times slower.
+        cast(make_timestamp(epoch_us(transfers.block_timestamp)) as date) as flow_day,
         transfers.network,
         transfers.token_symbol,
         transfers.token_decimals,

@@ -36,9 +36,11 @@ final as (
         from_address,
         to_address,
         sent_at,
-        cast(timezone('UTC', sent_at) as date) as sent_day,
+        -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
+        -- the time-zone library for every row, about twenty times slower.
+        cast(make_timestamp(epoch_us(sent_at)) as date) as sent_day,
         delivered_at,
-        cast(timezone('UTC', delivered_at) as date) as delivered_day,
+        cast(make_timestamp(epoch_us(delivered_at)) as date) as delivered_day,
         cast(epoch(delivered_at) - epoch(sent_at) as bigint) as delivery_latency_seconds,
         status = 'pending' as is_pending,
         source_tx_hash,
