@@ -7,7 +7,7 @@ import {
   type ProgressState,
   remainingPages,
 } from '../extract/progress.ts';
-import { durationText } from '../warehouse/freshness.ts';
+import { durationText } from '../warehouse/duration.ts';
 
 /**
  * How a run's progress is shown: on a terminal, a live display redrawn in place a few times a second;

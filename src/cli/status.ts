@@ -10,7 +10,7 @@ import {
   readWorkers,
   type WorkerStanding,
 } from '../load/index.ts';
-import { durationText } from '../warehouse/freshness.ts';
+import { durationText } from '../warehouse/duration.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
