@@ -47,7 +47,7 @@ const IN_FLIGHT_BATCHES = 2;
  * parquet-wasm's memory only grows: a worker whose memory grew past this (a file of wide rows) is ended
  * once it has no file open, and the next file starts a fresh one.
  */
-const RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
+const RECYCLE_WASM_BYTES = 64 * 1024 * 1024;
 
 interface OpenFile {
   inFlight: number;
