@@ -4,9 +4,10 @@
  * order with the same concurrency (not a flat list of requests), and peak RSS at 200k, 2M and 10M records."
  *
  * Every measurement is a whole process, timed from spawn to exit, with its peak RSS (VmHWM, sampled):
- *   - pipeline: `avalake extract` (bin/avalake.js) into a fresh data directory, default flush settings;
- *   - bare: bench/lib/bare-client.ts, which GETs the same pages over keep-alive connections, parses them
- *     with JSON.parse and throws them away (no avalake module).
+ *   - pipeline: `avalake extract` (bin/avalake.js, the CLI as built by scripts/build.ts, which the bench
+ *     runs first) into a fresh data directory, default flush settings;
+ *   - bare: bench/lib/bare-client.ts compiled to plain JavaScript, which GETs the same pages over
+ *     keep-alive connections, parses them with JSON.parse and throws them away (no avalake module).
  * Bare and pipeline alternate, so both see the same machine load.
  *
  * Two workloads, each against its own `avalake emulator` child (rate limit off, fixed clock):
@@ -21,12 +22,13 @@
  * Usage: npx tsx bench/extract-throughput.ts [--sizes 200000,2000000,10000000] [--skip walks|whale]
  *        [--seed 1] [--clock fixed:1793577600]
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { build as esbuild } from 'esbuild';
 import { createClock } from '../src/emulator/clock.ts';
 import { createWorld } from '../src/emulator/world/index.ts';
 import { resolveExtractConfig } from '../src/extract/config.ts';
@@ -59,9 +61,11 @@ const DAY_S = 86_400;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'avalake.js');
-const BARE = fileURLToPath(new URL('./lib/bare-client.ts', import.meta.url));
+const BARE_SOURCE = fileURLToPath(new URL('./lib/bare-client.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'avalake-bench-throughput-'));
 process.once('exit', () => rmSync(work, { recursive: true, force: true }));
+/** The bare client as plain JavaScript, so it runs on node alone, as lean as it can start. */
+const BARE = join(work, 'bare-client.mjs');
 // The measured runs must not pick up a data directory, pipeline or key from the shell.
 const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_')));
 
@@ -102,7 +106,7 @@ function measure(args: string[]): Promise<{ seconds: number; hwm: number; stdout
 }
 
 async function bare(args: BareArgs): Promise<Measured & { result: BareResult }> {
-  const run = await measure(['--import', 'tsx', BARE, JSON.stringify(args)]);
+  const run = await measure([BARE, JSON.stringify(args)]);
   const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as BareResult;
   return { mode: 'bare', ...run, records: result.records, requests: result.requests, result };
 }
@@ -306,7 +310,31 @@ async function whale(rows: string[][]) {
   }
 }
 
+/**
+ * Both sides as they run best: avalake as its built CLI (dist/cli, built here from the working tree, so
+ * the pipeline measured is this one), the bare client compiled to plain JavaScript.
+ */
+async function prepare() {
+  const built = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'build.ts')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`the build failed: ${built.stderr}`);
+  await esbuild({
+    entryPoints: [BARE_SOURCE],
+    outfile: BARE,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // undici bundled in: one file, nothing to resolve at its start. Its CommonJS needs `require`.
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    logLevel: 'warning',
+  });
+}
+
 async function main() {
+  await prepare();
   console.log(
     `avalake extract throughput benchmark — ${new Date().toISOString()}, node ${process.version}\n` +
       'each measurement is a whole process (spawn to exit); peak RSS is its VmHWM, read every ' +

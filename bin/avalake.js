@@ -1,4 +1,6 @@
 #!/usr/bin/env node
-// The CLI's front door is plain JavaScript; a command registers tsx's loader for its TypeScript modules
-// when it runs, so a checkout works without a build step and `--help` does not wait for the loader.
-await import('../src/cli/main.js');
+// The CLI's front door is plain JavaScript: it runs the built CLI while it is current, else the source
+// (src/cli/entry.js says which), where a command registers tsx's loader for its TypeScript when it runs.
+import { builtIsCurrent } from '../src/cli/entry.js';
+
+await import(builtIsCurrent(new URL('../', import.meta.url)) ? '../dist/cli/main.js' : '../src/cli/main.js');

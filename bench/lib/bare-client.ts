@@ -1,8 +1,8 @@
 /**
  * The bare client of bench/extract-throughput.ts: what fetching and parsing alone cost. It GETs (or POSTs)
  * pages over keep-alive connections, parses each answer with JSON.parse and throws it away. It imports no
- * avalake module, so its process (start-up included) is only that; it runs under the same TypeScript loader
- * as avalake's CLI.
+ * avalake module, so its process (start-up included) is only that; the bench compiles it to one plain
+ * JavaScript file (undici included) and runs it on node alone.
  *
  * Modes (one JSON argument, BareArgs):
  *   - walks: replays recorded walks (a JSON file of WalkRecording), `concurrency` walks at a time and each
@@ -12,7 +12,7 @@
  *     seconds), as the pipeline's walk stops at its `start`.
  * Prints one JSON line: BareResult.
  *
- * Usage (by the bench): node --import tsx bench/lib/bare-client.ts '<json BareArgs>'
+ * Usage (by the bench, compiled): node bare-client.mjs '<json BareArgs>'
  */
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';

@@ -14,8 +14,12 @@ export const WARP_NETWORKS = /** @type {const} */ (['mainnet', 'fuji', 'testnet'
 /** @type {Promise<void> | undefined} */
 let typescript;
 
-/** The TypeScript loader, registered once, before the first command module is imported. */
+/**
+ * The TypeScript loader, registered once, before the first command module is imported; none when this
+ * runs built (scripts/build.ts defines __AVALAKE_BUILT__), where every module is JavaScript already.
+ */
 const loadTypeScript = () => {
+  if (typeof __AVALAKE_BUILT__ !== 'undefined') return Promise.resolve();
   typescript ??= import('tsx/esm/api').then(({ register }) => {
     register();
   });

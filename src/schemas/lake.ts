@@ -48,15 +48,17 @@ function amount(options: { signed?: boolean } = {}) {
 }
 
 function bigAmount() {
-  return z
-    .string()
-    // abort: a string that is not digits never reaches the refinement, whose BigInt() would throw.
-    .regex(/^\d{1,78}$/, {
-      message: `expected a uint256 as a decimal string of at most ${UINT256_DIGITS} digits`,
-      abort: true,
-    })
-    .refine((s) => s.length < UINT256_DIGITS || BigInt(s) <= UINT256_MAX, { message: 'exceeds uint256' })
-    .register(lakeRegistry, { kind: 'bigAmount' });
+  return (
+    z
+      .string()
+      // abort: a string that is not digits never reaches the refinement, whose BigInt() would throw.
+      .regex(/^\d{1,78}$/, {
+        message: `expected a uint256 as a decimal string of at most ${UINT256_DIGITS} digits`,
+        abort: true,
+      })
+      .refine((s) => s.length < UINT256_DIGITS || BigInt(s) <= UINT256_MAX, { message: 'exceeds uint256' })
+      .register(lakeRegistry, { kind: 'bigAmount' })
+  );
 }
 
 function timestamp(options: { unit?: TimeUnitIn } = {}) {

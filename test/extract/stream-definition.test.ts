@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
@@ -78,4 +79,22 @@ it('every stream prices its requests by a route the compute-unit table knows', a
     checked++;
   }
   expect(checked).toBeGreaterThan(15);
+});
+
+it('knows every stream file: each file of src/extract/streams defines streams that STREAMS holds', async () => {
+  const folder = new URL('../../src/extract/streams/', import.meta.url);
+  const files = readdirSync(folder).filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'fields.ts');
+  expect(files.length).toBeGreaterThan(20);
+  for (const file of files) {
+    const module = (await import(new URL(file, folder).href)) as Record<string, unknown>;
+    const defined = Object.values(module).filter(
+      (x): x is { name: string } => typeof x === 'object' && x !== null && 'strategy' in x && 'name' in x,
+    );
+    expect(defined.length, `${file} defines no stream`).toBeGreaterThan(0);
+    for (const stream of defined)
+      expect(
+        STREAMS.map((s) => s.name),
+        `${file}: import it in streams/index.ts`,
+      ).toContain(stream.name);
+  }
 });
