@@ -84,11 +84,16 @@ async function* walkOnce(
   // stretch to skip, or below the floor: a page with none of them is followed by the next one.
   const mayEndAt = (records: readonly unknown[], w: Window | undefined) => {
     const stretchEnds = new Set(w?.skip.flatMap((s) => [s.top, s.bottom]));
+    // Keys only when there is one to meet: a first walk (no head, nothing open) tests times alone.
+    const byKey = head !== undefined || openKeys.length > 0 || stretchEnds.size > 0;
     return anyRecord(records, (record) => {
+      if (floor !== undefined) {
+        const time = stream.timeOf?.(record);
+        if (time !== undefined && !(time >= floor)) return true;
+      }
+      if (!byKey) return false;
       const key = keyOf(stream.primaryKey, record);
-      if (key === head || key in open || stretchEnds.has(key)) return true;
-      const time = floor === undefined ? undefined : stream.timeOf?.(record);
-      return time !== undefined && !(time >= (floor as number));
+      return key === head || key in open || stretchEnds.has(key);
     });
   };
 
