@@ -1,0 +1,103 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BATCH_ROWS, createBatchBuilder } from '../../src/load/batch-builder.ts';
+import type { BatchMessage } from '../../src/load/batch-message.js';
+import { lakeColumnsOf } from '../../src/load/columns.ts';
+import { createInlineEncoder, createWorkerEncoder, ParquetEncodeError } from '../../src/load/encoder.ts';
+import { openLake } from '../../src/load/lake.ts';
+import { columnTypes, query } from './duck.ts';
+import { record, rows } from './fixtures/rich-records.ts';
+
+/**
+ * The encoder worker (encoder.ts, encode-worker.js) writes what the lake wrote before it, on the calling
+ * thread: the same rows with the same types, over several files and batches. A file it cannot encode
+ * fails its flush alone, and a closed encoder fails what is still open.
+ */
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+/** More rows than a staged file holds, so a flush writes two files of several batches each. */
+const ROWS = BATCH_ROWS + 7_321;
+
+async function writeLake(encoder: 'worker' | 'inline'): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-${encoder}-`));
+  dirs.push(dataDir);
+  const lake = await openLake({
+    dataDir,
+    runId: 'run-1',
+    ...(encoder === 'inline' ? { encoder: createInlineEncoder() } : {}),
+  });
+  try {
+    const flush = lake.begin({ stream: 'rich', partition: { network: 'mainnet' }, schema: record });
+    const all = Array.from({ length: ROWS }, (_, i) => {
+      const row = record.parse(rows[i % rows.length]);
+      return { ...row, txHash: `${row.txHash}-${i}` };
+    });
+    for (let i = 0; i < all.length; i += 1_000)
+      await flush.append(all.slice(i, i + 1_000), 1_700_000_000_000);
+    const committed = await flush.commit({ done: true });
+    expect(committed.files.filter((f) => f.path.includes('/part-'))).toHaveLength(2);
+  } finally {
+    await lake.close();
+  }
+  return `read_parquet('${dataDir}/lake/rich/**/*.parquet', hive_partitioning = false)`;
+}
+
+describe('the Parquet encoder', () => {
+  it('on its worker thread writes the rows and types the calling thread writes', async () => {
+    const worker = await writeLake('worker');
+    const inline = await writeLake('inline');
+    expect(await columnTypes(worker)).toEqual(await columnTypes(inline));
+    const [diff] = await query(
+      `select (select count(*) from ${worker})::integer as rows,
+              (select count(*) from (from ${worker} except all from ${inline}))::integer as only_worker,
+              (select count(*) from (from ${inline} except all from ${worker}))::integer as only_inline`,
+    );
+    expect(diff).toEqual({ rows: ROWS, only_worker: 0, only_inline: 0 });
+  }, 120_000);
+
+  it('fails a file it cannot encode, alone: the next file encodes', async () => {
+    const encoder = createWorkerEncoder();
+    try {
+      const columns = lakeColumnsOf(record);
+      const builder = createBatchBuilder(columns);
+      for (const row of rows) builder.append(record.parse(row));
+      const good = builder.finish();
+      // A batch whose nested column lost its children: Arrow cannot make a batch of it.
+      const broken: BatchMessage = {
+        length: good.length,
+        columns: good.columns.map((column) =>
+          column.children.length > 0 ? { ...column, children: [] } : column,
+        ),
+      };
+      const bad = encoder.open(builder.columns);
+      await bad.push(broken);
+      await expect(bad.finish()).rejects.toThrow(ParquetEncodeError);
+
+      for (const row of rows) builder.append(record.parse(row));
+      const next = encoder.open(builder.columns);
+      await next.push(builder.finish());
+      const file = await next.finish();
+      expect(file.written.rows).toBe(rows.length);
+      expect(file.bytes.byteLength).toBe(file.written.bytes);
+    } finally {
+      await encoder.close();
+    }
+  });
+
+  it('when closed, fails the files still open and refuses new ones', async () => {
+    const encoder = createWorkerEncoder();
+    const builder = createBatchBuilder(lakeColumnsOf(record));
+    for (const row of rows) builder.append(record.parse(row));
+    const open = encoder.open(builder.columns);
+    await open.push(builder.finish());
+    await encoder.close();
+    await expect(open.finish()).rejects.toThrow(ParquetEncodeError);
+    expect(() => encoder.open(builder.columns)).toThrow(/closed/);
+  });
+});
