@@ -58,6 +58,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   const progress = options.progress ?? (() => {});
   const lake = await openForRun(options, log);
   if (!lake) return { runId: '-', status: 'interrupted', partitions: [], recovered: NOTHING };
+  let failure: unknown;
   try {
     const retries = new Map<string, number>();
     const fetcher = options.fetcher ?? retryingFetcher(options, retries, log, progress);
@@ -134,8 +135,18 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       ...(unreachable.length > 0 ? { unreachable } : {}),
       recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
     };
+  } catch (error) {
+    failure = error;
+    throw error;
   } finally {
-    await lake.close();
+    try {
+      await lake.close();
+    } catch (closing) {
+      // A run that failed may leave a flush open, which the lake refuses to close over: the run's own
+      // failure is what the user must see (the next start discards what that flush staged).
+      if (failure === undefined) throw closing;
+      log({ level: 'error', msg: 'closing the lake after a failure', error: (closing as Error).message });
+    }
   }
 }
 
