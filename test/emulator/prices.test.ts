@@ -44,10 +44,16 @@ async function rewardPrices(network: string, currency: string): Promise<Map<numb
     `${emu.url}/v1/networks/${network}/rewards?nodeIds=${node}&pageSize=100&currency=${currency}`,
     'historicalRewards',
   );
+  // A reward is paid by its RewardValidatorTx: at its period's end, or a fee at its validator's end.
+  const paidAt = new Map(
+    emu.truth
+      .primary(network as 'mainnet')
+      .transactions('p', now())
+      .map((tx) => [tx.hash, tx.time]),
+  );
   const byDay = new Map<number, number>();
   for (const r of items) {
-    // A reward is paid when its period ends (RewardValidatorTx at endTimestamp).
-    const day = dayOf(r.endTimestamp);
+    const day = dayOf(paidAt.get(r.rewardTxHash) as number);
     const { currencyCode, value } = r.reward.historicalPrice;
     expect(currencyCode).toBe(currency);
     expect(byDay.get(day) ?? value, `two ${currency} prices on day ${day}`).toBe(value);

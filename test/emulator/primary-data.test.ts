@@ -147,18 +147,34 @@ describe('primary network listings', () => {
       expect(byStatus[status]?.length, status).toBeGreaterThan(0);
       expect(byStatus[status]?.length).toBe(truth().delegations(now(), status as 'pending').length);
     }
-    const rewardsByTx = new Map<string, bigint[]>();
+    const paid = new Map<string, { net: bigint; fee: bigint | undefined }>();
     for (const r of truth().rewards(now()))
-      if (r.stake.kind === 'delegator')
-        rewardsByTx.set(r.stake.tx.hash, [...(rewardsByTx.get(r.stake.tx.hash) ?? []), r.utxo.amount]);
+      if (r.stake.kind === 'delegator') {
+        const p = paid.get(r.stake.tx.hash) ?? { net: 0n, fee: undefined };
+        paid.set(r.stake.tx.hash, p);
+        if (r.utxo.rewardType === 'DELEGATOR') p.net += r.utxo.amount;
+        else p.fee = (p.fee ?? 0n) + r.utxo.amount;
+      }
+    const stakes = new Map(
+      truth()
+        .stakes(now())
+        .map((s) => [s.tx.hash, s]),
+    );
     let unpaid = 0;
+    let feeDue = 0;
     for (const d of byStatus.completed ?? []) {
-      const amounts = rewardsByTx.get(d.txHash) ?? [];
-      expect(amounts.reduce((s, a) => s + a, 0n).toString()).toBe(d.grossReward);
+      const p = paid.get(d.txHash) ?? { net: 0n, fee: undefined };
       // A delegation whose validator fell short of uptime is paid nothing: no reward UTXO, rewards of 0.
-      expect((amounts[0] ?? 0n).toString()).toBe(d.netReward);
-      if (amounts.length === 0) unpaid++;
+      expect(p.net.toString(), d.txHash).toBe(d.netReward);
+      if (p.net === 0n) unpaid++;
+      // Its fee goes to the validator when the validator's period ends, not with the delegation's reward.
+      const validatorPaid = (stakes.get(d.txHash)?.validator?.rewardTx?.time ?? Infinity) <= now();
+      if (p.net > 0n && !validatorPaid) feeDue++;
+      expect(p.fee === undefined ? undefined : String(p.fee), d.txHash).toBe(
+        validatorPaid && p.net > 0n ? String(BigInt(d.grossReward) - p.net) : undefined,
+      );
     }
+    expect(feeDue).toBeGreaterThan(0);
     expect(unpaid).toBeGreaterThan(0);
     expect(unpaid).toBeLessThan((byStatus.completed ?? []).length / 2);
     const pending = byStatus.pending?.[0];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import type { StakeRec } from '../../src/emulator/world/primary/index.ts';
+import type { StakeRec, UtxoRec } from '../../src/emulator/world/primary/index.ts';
 import { fetchJson, startEmulator, walk } from '../helpers/emulator.ts';
 
 // The staking world a mart must handle (issue 12.1): periods that pay nothing, rates that vary with the
@@ -111,6 +111,80 @@ describe('the staking world', () => {
       );
       expect(rewards.items.some((r) => r.utxoId === utxo.id)).toBe(true);
     }
+  });
+
+  it("a validator's fee on a delegation is paid when the validator's period ends, by its RewardValidatorTx (since Cortina)", async () => {
+    const t = now();
+    const rewarded = truth()
+      .stakes(t)
+      .filter((s) => s.kind === 'delegator' && s.rewardTx && s.rewardTx.time <= t)
+      .filter((s) => s.rewardUtxos.some((u) => u.rewardType === 'DELEGATOR'));
+    let paidLater = 0;
+    let due = 0;
+    for (const d of rewarded) {
+      const v = d.validator as StakeRec;
+      const [own, ...more] = d.rewardUtxos.filter((u) => u.rewardType === 'DELEGATOR');
+      // The delegation's own RewardValidatorTx, at its end, pays the delegator alone.
+      expect(more).toEqual([]);
+      expect(own?.createdAt, d.tx.hash).toBe(d.end);
+      expect(d.rewardTx?.emitted.map((u) => u.rewardType)).toEqual(['DELEGATOR']);
+      const fees = d.rewardUtxos.filter((u) => u.rewardType === 'VALIDATOR_FEE' && u.createdAt <= t);
+      if (!v.rewardTx || v.rewardTx.time > t) {
+        expect(fees, d.tx.hash).toEqual([]);
+        due++;
+        continue;
+      }
+      expect(fees, d.tx.hash).toHaveLength(1);
+      const fee = fees[0] as UtxoRec;
+      expect(fee.createdAt, d.tx.hash).toBe(v.end);
+      expect(v.rewardTx.emitted).toContain(fee);
+      expect(fee.addresses).toEqual(v.rewardAddresses);
+      // Net and fee make the delegation's reward at the validator's rate.
+      expect(own && own.amount + fee.amount).toBe(d.potentialReward);
+      expect(fee.amount).toBe((d.potentialReward * BigInt(d.feePpm)) / 1_000_000n);
+      if (v.end > d.end) paidLater++;
+    }
+    expect(paidLater).toBeGreaterThan(10);
+    expect(due).toBeGreaterThan(0);
+
+    // The listings: the fee is listed with the delegation's period but the validator's RewardValidatorTx,
+    // and its UTXO was created at the validator's end.
+    const d = rewarded.find(
+      (s) => s.validator?.rewardTx && s.validator.rewardTx.time <= t && s.validator.end - s.end > 86_400,
+    ) as StakeRec;
+    const v = d.validator as StakeRec;
+    const fee = d.rewardUtxos.find((u) => u.rewardType === 'VALIDATOR_FEE') as UtxoRec;
+    const listed = await walk(
+      `${emu.url}/v1/networks/mainnet/rewards?nodeIds=${d.nodeId}&pageSize=100`,
+      'historicalRewards',
+    );
+    expect(listed.items.find((r) => r.utxoId === fee.id)).toMatchObject({
+      rewardType: 'VALIDATOR_FEE',
+      txHash: d.tx.hash,
+      startTimestamp: d.start,
+      endTimestamp: d.end,
+      rewardTxHash: v.rewardTx?.hash,
+      addresses: v.rewardAddresses,
+      reward: { amount: String(fee.amount) },
+    });
+    const u = new URL(`${emu.url}/v1/networks/mainnet/blockchains/p-chain/utxos`);
+    u.searchParams.set('addresses', fee.addresses[0] as string);
+    u.searchParams.set('includeSpent', 'true');
+    u.searchParams.set('pageSize', '100');
+    const utxos = await walk(u.toString(), 'utxos');
+    expect(utxos.items.find((x) => x.utxoId === fee.id)).toMatchObject({
+      blockTimestamp: v.end,
+      rewardType: 'VALIDATOR_FEE',
+    });
+    // A fee still held for a validator that has not ended is not listed yet.
+    const held = rewarded.find((s) => !s.validator?.rewardTx || s.validator.rewardTx.time > t) as StakeRec;
+    const ofHeld = await walk(
+      `${emu.url}/v1/networks/mainnet/rewards?nodeIds=${held.nodeId}&pageSize=100`,
+      'historicalRewards',
+    );
+    expect(ofHeld.items.filter((r) => r.txHash === held.tx.hash).map((r) => r.rewardType)).toEqual([
+      'DELEGATOR',
+    ]);
   });
 
   it('some validators leave for days and come back', () => {

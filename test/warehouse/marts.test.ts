@@ -4,8 +4,41 @@ import type { Pipeline } from '../../src/extract/pipeline.ts';
 import { DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
 import { TEST_EPOCH } from '../helpers/emulator.ts';
-import { type MartsWorkspace, martsWorkspace } from '../helpers/marts.ts';
-import { queryWarehouse, scaled, utcDay } from '../helpers/warehouse.ts';
+import {
+  isMirrored as isMirroredBy,
+  type MartsWorkspace,
+  martsWorkspace,
+  type Rows,
+  rewardsDailyIn,
+  rewardsDailyTruth,
+  stakeDistributionIn,
+  stakeDistributionTruth,
+} from '../helpers/marts.ts';
+import { queryWarehouse, utcDay } from '../helpers/warehouse.ts';
+
+/** The marts' DOUBLE columns, all rates or averages, or a reading beside an exact column; every other number is exact. */
+const INEXACT_COLUMNS: Record<string, string[]> = {
+  chain_metrics_daily: ['avg_gps', 'max_gps', 'avg_tps', 'max_tps', 'avg_gas_price', 'max_gas_price'],
+  erc20_flows_daily: ['in_tokens', 'out_tokens'],
+  validators_history: ['delegation_fee_percent'],
+};
+/** Columns whose exact type is named, where the name alone (no _navax or _amount) would not say it is an amount. */
+const EXACT_COLUMNS: Record<string, Record<string, string>> = {
+  chain_metrics_daily: {
+    count_metrics: 'BIGINT',
+    active_addresses: 'BIGINT',
+    active_senders: 'BIGINT',
+    cumulative_tx_count: 'BIGINT',
+    cumulative_addresses: 'BIGINT',
+    cumulative_contracts: 'BIGINT',
+    cumulative_deployers: 'BIGINT',
+    contracts: 'BIGINT',
+    deployers: 'BIGINT',
+    gas_used: 'BIGINT',
+    tx_count: 'BIGINT',
+    fees_paid: 'DECIMAL(38,0)',
+  },
+};
 
 const DAY = 86_400;
 /** Three extract runs a day apart: three validators snapshots, and the world growing in between. */
@@ -14,6 +47,7 @@ const RUNS = 3;
 // Everything is computed here from the emulator's world with BigInt arithmetic, never with SQL, and compared
 // with the marts exactly (amounts to the nAVAX, USD to the cent, APR to its twelfth decimal).
 describe('marts against the emulator truth', () => {
+  let ws: MartsWorkspace;
   let emulator: Emulator;
   let workspace: MartsWorkspace['workspace'];
   let pipeline: Pipeline;
@@ -22,53 +56,19 @@ describe('marts against the emulator truth', () => {
   const q = (sql: string) => queryWarehouse(workspace.dataDir, sql);
 
   beforeAll(async () => {
-    ({ emulator, workspace, pipeline, snapshotTimes, now } = await martsWorkspace({ runs: RUNS }));
+    ws = await martsWorkspace({ runs: RUNS });
+    ({ emulator, workspace, pipeline, snapshotTimes, now } = ws);
     expect(snapshotTimes[0]).toBe(TEST_EPOCH);
   }, 60_000);
   afterAll(() => emulator?.close());
 
   const primary = () => emulator.truth.primary(pipeline.network);
-  const isMirrored = (nodeId: string, addresses: readonly string[]) =>
-    pipeline.primary.nodeIds.includes(nodeId) ||
-    addresses.some((a) => pipeline.primary.addresses.includes(a));
+  const isMirrored = (nodeId: string, owners: readonly string[]) => isMirroredBy(pipeline, nodeId, owners);
 
-  it('rewards_daily: count, nAVAX and USD to the cent per reward address, node and day', async () => {
-    const expected = new Map<string, { count: number; navax: bigint; navaxMicros: bigint }>();
-    for (const { utxo, stake } of primary().rewards(now)) {
-      if (!isMirrored(stake.nodeId, utxo.addresses)) continue;
-      // Prices have six decimals (sub-cent): the truth sums nAVAX × micro-USD exactly.
-      const priceMicros = BigInt(Math.round(primary().priceAt(utxo.createdAt, 'usd') * 1e6));
-      for (const address of utxo.addresses) {
-        const key = `${utcDay(utxo.createdAt)} ${address} ${stake.nodeId}`;
-        const e = expected.get(key) ?? { count: 0, navax: 0n, navaxMicros: 0n };
-        expected.set(key, e);
-        e.count++;
-        e.navax += utxo.amount;
-        e.navaxMicros += utxo.amount * priceMicros;
-      }
-    }
-    const want = Object.fromEntries(
-      [...expected].map(([key, e]) => [
-        key,
-        // nAVAX × micro-USD → cents (1e9 × 1e6 / 100), rounded half up
-        {
-          count: e.count,
-          navax: String(e.navax),
-          usd: scaled((e.navaxMicros + 5_000_000_000_000n) / 10_000_000_000_000n, 2),
-        },
-      ]),
-    );
-    const rows = await q(
-      'select reward_day, reward_address, node_id, count_rewards, reward_navax, reward_usd from rewards_daily',
-    );
-    const got = Object.fromEntries(
-      rows.map((r) => [
-        `${r.reward_day} ${r.reward_address} ${r.node_id}`,
-        { count: Number(r.count_rewards), navax: String(r.reward_navax), usd: String(r.reward_usd) },
-      ]),
-    );
+  it('rewards_daily: count, nAVAX and USD to the cent per reward address, node and day of payment', async () => {
+    const want = rewardsDailyTruth(ws);
     expect(Object.keys(want).length).toBeGreaterThan(50);
-    expect(got).toEqual(want);
+    expect(await rewardsDailyIn(q)).toEqual(want);
   });
 
   it('delegations: counts, stake, fees paid and rewarded ones by status', async () => {
@@ -82,11 +82,11 @@ describe('marts against the emulator truth', () => {
       w.count++;
       w.navax += d.amount;
       if (status !== 'completed') continue;
-      const fee = d.rewardUtxos
-        .filter((u) => u.rewardType === 'VALIDATOR_FEE')
-        .reduce((n, u) => n + u.amount, 0n);
-      w.fees = (w.fees ?? 0n) + fee;
-      if (d.rewardUtxos.some((u) => u.rewardType === 'DELEGATOR')) w.rewarded++;
+      // The fee is what the validator takes from the delegation's reward: the reward minus what the
+      // delegator's UTXO paid (the validator's own UTXO of it comes only when the validator's period ends).
+      const net = d.rewardUtxos.find((u) => u.rewardType === 'DELEGATOR')?.amount;
+      w.fees = (w.fees ?? 0n) + (net === undefined ? 0n : d.potentialReward - net);
+      if (net !== undefined) w.rewarded++;
     }
     const rows = await q(
       `select delegation_status, count(*) as n, sum(amount_delegated_navax) as navax, sum(fee_paid_navax) as fees,
@@ -117,52 +117,57 @@ describe('marts against the emulator truth', () => {
     expect(want.completed?.rewarded).toBeLessThan(want.completed?.count ?? 0);
   });
 
-  it('stake_distribution_daily: total stake, counts, Nakamoto coefficient and staking ratio of each day', async () => {
-    const want = snapshotTimes.map((t) => {
-      const stakes = primary()
-        .validators(t)
-        .map((v) => {
-          const delegations = primary().currentDelegations(v, t);
-          const delegated = delegations.reduce((s, d) => s + d.amount, 0n);
-          return { own: v.amount, delegated, total: v.amount + delegated, delegators: delegations.length };
-        });
-      const total = stakes.reduce((s, x) => s + x.total, 0n);
-      // What platform.getCurrentSupply answers at t: the newest block's supply.
-      const supply = (primary().block(primary().blockCount(t) - 1, t) as { supply: bigint }).supply;
-      const ratio = (total * 10n ** 18n) / supply;
-      const byStake = stakes.map((s) => s.total).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
-      let nakamoto = 0;
-      for (let cumulative = 0n; cumulative * 3n <= total; nakamoto++) cumulative += byStake[nakamoto] ?? 0n;
-      return {
-        day: utcDay(t),
-        total: String(total),
-        own: String(stakes.reduce((s, x) => s + x.own, 0n)),
-        delegated: String(stakes.reduce((s, x) => s + x.delegated, 0n)),
-        validators: stakes.length,
-        delegators: stakes.reduce((s, x) => s + x.delegators, 0),
-        nakamoto,
-        largest: String(byStake[0]),
-        supply: String(supply),
-        ratio: `0.${String(ratio).padStart(18, '0')}`,
+  it('delegations: lead_seconds and staking_seconds of every delegation, row by row from the world', async () => {
+    const want: Rows = {};
+    for (const d of primary().delegations(now)) {
+      if (!isMirrored(d.nodeId, d.rewardAddresses)) continue;
+      // Accepted when its transaction was, known when the transaction is among a configured address's.
+      const accepted = d.tx.parties.some((a) => pipeline.primary.addresses.includes(a)) ? d.tx.time : null;
+      want[d.tx.hash] = {
+        accepted_at: accepted,
+        lead_seconds: accepted === null ? null : String(d.start - accepted),
+        staking_seconds: String(d.end - d.start),
       };
-    });
-    const rows = await q('select * from stake_distribution_daily order by snapshot_day');
-    expect(
-      rows.map((r) => ({
-        day: r.snapshot_day,
-        total: String(r.total_stake_navax),
-        own: String(r.validator_stake_navax),
-        delegated: String(r.delegator_stake_navax),
-        validators: Number(r.count_validators),
-        delegators: Number(r.count_delegators),
-        nakamoto: Number(r.nakamoto_coefficient),
-        largest: String(r.largest_stake_navax),
-        supply: String(r.supply_navax),
-        ratio: String(r.staking_ratio),
+    }
+    const rows = await q(
+      'select tx_hash, epoch(accepted_at)::bigint as accepted_at, lead_seconds, staking_seconds from delegations',
+    );
+    const got = Object.fromEntries(
+      rows.map((r) => [
+        String(r.tx_hash),
+        {
+          accepted_at: r.accepted_at === null ? null : Number(r.accepted_at),
+          lead_seconds: r.lead_seconds === null ? null : String(r.lead_seconds),
+          staking_seconds: String(r.staking_seconds),
+        },
+      ]),
+    );
+    const values = Object.values(want);
+    expect(values.filter((v) => v.lead_seconds !== null).length).toBeGreaterThan(10);
+    expect(values.filter((v) => v.lead_seconds === null).length).toBeGreaterThan(0);
+    expect(got).toEqual(want);
+  });
+
+  it('stake_distribution_daily: total stake, counts, Nakamoto coefficient and staking ratio of each day', async () => {
+    const want = stakeDistributionTruth(
+      snapshotTimes.map((t) => ({
+        day: utcDay(t),
+        validators: primary()
+          .validators(t)
+          .map((v) => {
+            const delegations = primary().currentDelegations(v, t);
+            const delegated = delegations.reduce((s, d) => s + d.amount, 0n);
+            return { own: v.amount, delegated, delegators: delegations.length };
+          }),
+        // What platform.getCurrentSupply answers at t: the newest block's supply.
+        supply: (primary().block(primary().blockCount(t) - 1, t) as { supply: bigint }).supply,
       })),
-    ).toEqual(want);
-    expect(want.every((d) => Number(d.ratio) > 0 && Number(d.ratio) < 1)).toBe(true);
-    expect(want.every((d) => d.nakamoto > 1 && d.validators > d.nakamoto)).toBe(true);
+    );
+    expect(await stakeDistributionIn(q)).toEqual(want);
+    const days = Object.values(want);
+    expect(days).toHaveLength(snapshotTimes.length);
+    expect(days.every((d) => Number(d.ratio) > 0 && Number(d.ratio) < 1)).toBe(true);
+    expect(days.every((d) => Number(d.nakamoto) > 1 && Number(d.validators) > Number(d.nakamoto))).toBe(true);
   });
 
   it('validators_history: one version per change or return, and the current ones are the newest snapshot', async () => {
@@ -264,21 +269,6 @@ describe('marts against the emulator truth', () => {
     );
   });
 
-  it('icm: latency is delivered minus sent, and the backlog closes on the messages', async () => {
-    const [m] = await q(
-      `select count(*) as n,
-              count(*) filter (where delivery_latency_seconds <> epoch(delivered_at) - epoch(sent_at)) as wrong,
-              count(*) filter (where delivery_latency_seconds < 0) as negative,
-              count(sent_at) as sent
-       from icm_delivery`,
-    );
-    expect(Number(m?.n)).toBeGreaterThan(100);
-    expect(Number(m?.wrong)).toBe(0);
-    expect(Number(m?.negative)).toBe(0);
-    const [b] = await q('select sum(count_sent) as sent from icm_backlog_daily');
-    expect(String(b?.sent)).toBe(String(m?.sent));
-  });
-
   it('every mart: its key unique and not null, exact types for amounts and durations, its not_null and enum columns hold, every column documented', async () => {
     const marts = loadModels(DEFAULT_MODELS_DIR).filter((m) => m.layer === 'marts');
     expect(marts.map((m) => m.name).sort()).toEqual(
@@ -310,14 +300,22 @@ describe('marts against the emulator truth', () => {
         const [bad] = await q(`select count(*) as n from ${m.name} where ${column} not in (${list})`);
         expect(Number(bad?.n), `${m.name}.${column} within ${list}`).toBe(0);
       }
+      // Network is in every key: chain ids (the metrics' aggregates total, mainnet, testnet) and days
+      // repeat across networks, and a pipeline of each can share a lake.
+      expect(m.unique, `${m.name}: network in its key`).toContain('network');
       const described = await q(`describe ${m.name}`);
       const columns = described.map((c) => c.column_name);
-      // Amounts, money and durations are exact: a DOUBLE there would round what an analyst sums.
-      const inexact = described
-        .filter((c) => /(_navax|_amount|_usd|_seconds)$/.test(String(c.column_name)))
-        .filter((c) => /DOUBLE|FLOAT|REAL/.test(String(c.column_type)))
-        .map((c) => c.column_name);
-      expect(inexact, `${m.name}: exact types for amounts and durations`).toEqual([]);
+      const types = Object.fromEntries(described.map((c) => [String(c.column_name), String(c.column_type)]));
+      // Amounts, money, counts and durations are exact: a DOUBLE there would round what an analyst sums.
+      // Only rates and averages, and amounts scaled for reading beside their exact column, may be DOUBLE.
+      const inexact = Object.keys(types).filter((c) => /DOUBLE|FLOAT|REAL/.test(types[c] as string));
+      expect(inexact, `${m.name}: DOUBLE only for rates and averages`).toEqual(INEXACT_COLUMNS[m.name] ?? []);
+      for (const [column, type] of Object.entries(EXACT_COLUMNS[m.name] ?? {}))
+        expect(types[column], `${m.name}.${column}`).toBe(type);
+      for (const column of Object.keys(types).filter((c) => /(_navax|_amount|_usd|_seconds)$/.test(c)))
+        expect(types[column], `${m.name}.${column}: an exact type`).toMatch(
+          /^(DECIMAL|BIGINT|HUGEINT|INTEGER)/,
+        );
       expect(
         m.columns.map((c) => c.name),
         `${m.name} documents every column, in order`,

@@ -15,7 +15,10 @@ afterAll(() => emulator.close());
 
 it('the warehouse holds its own rows: it reads the same after the data directory moves, and its lake follows', async () => {
   const w = demoWorkspace(emulator);
-  expect((await extractOnce(w.pipelinePath, w.dataDir, { streams: 'rewards,validators' })).status).toBe('ok');
+  // rewards_daily reads the reward UTXOs (when each reward was paid) beside the rewards.
+  expect((await extractOnce(w.pipelinePath, w.dataDir, { streams: 'rewards,utxos,validators' })).status).toBe(
+    'ok',
+  );
   await buildWarehouse({ dataDir: w.dataDir });
   const counts = (dataDir: string) =>
     withDuckDB(

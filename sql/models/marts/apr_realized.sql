@@ -13,7 +13,7 @@
 -- column: staking_seconds: ended_at minus started_at, in seconds
 -- column: is_rewarded: whether the period earned a reward; a validation whose node was up less than 80 % of it earns nothing, nor do the delegations to it
 -- column: reward_navax: what the staker received for the period (0 when it was not rewarded): the VALIDATOR reward of a validation (fees on its delegations excluded), the DELEGATOR reward (after the validator's fee) of a delegation
--- column: fee_income_navax: of a validation, the VALIDATOR_FEE rewards paid to it for the delegations that ran within it, as far as the lake holds them (0 when none); null for a delegation
+-- column: fee_income_navax: of a validation, the VALIDATOR_FEE rewards paid to it for the delegations that ran within it (paid when the validation ends, by its RewardValidatorTx), as far as the lake holds them (0 when none); null for a delegation
 -- column: gross_reward_navax: the reward before the validator's fee: reward_navax for a validation; for a delegation, its DELEGATOR and VALIDATOR_FEE rewards (or grossReward from stg_delegators), 0 when not rewarded
 -- column: apr: realized annual rate, reward_navax / amount_staked_navax × 31,536,000 (seconds in a 365-day year) / staking_seconds, computed in integers and truncated (rounded toward zero) to 12 decimal places; 0.08 is 8 %; 0 for a period not rewarded
 -- column: apr_with_fees: the same with reward_navax + fee_income_navax: a validator's whole return on its stake (equal to apr for a delegation)

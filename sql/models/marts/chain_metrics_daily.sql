@@ -1,10 +1,10 @@
--- description: Chain metrics of the Metrics API wide by UTC day: one row per chain and day, one column per metric (day interval).
--- unique: chain_id, metric_day
+-- description: Chain metrics of the Metrics API wide by UTC day: one row per network, chain and day, one column per metric (day interval).
+-- unique: network, chain_id, metric_day
 -- incremental_by: metric_day = cast(make_timestamp(epoch_us(period_start)) as date) from stg_metrics
--- not_null: network, count_metrics
--- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates
+-- not_null: count_metrics
+-- column: chain_id: an EVM chain id, or total / mainnet / testnet for the aggregates (the same aggregate read by a mainnet and a fuji pipeline is one row per network)
 -- column: metric_day: the UTC day the values cover
--- column: network: mainnet or fuji
+-- column: network: mainnet or fuji, the network of the pipeline that read the metrics
 -- column: count_metrics: how many of the metrics have a value for the day
 -- column: active_addresses: metric activeAddresses: distinct addresses active (sending or receiving) during the day
 -- column: active_senders: metric activeSenders: distinct addresses that sent a transaction during the day
@@ -14,15 +14,19 @@
 -- column: cumulative_deployers: metric cumulativeDeployers: contract deployers since genesis, at the end of the day
 -- column: contracts: metric contracts: contracts deployed during the day
 -- column: deployers: metric deployers: distinct contract deployers during the day
--- column: gas_used: metric gasUsed: gas used during the day
+-- column: gas_used: metric gasUsed: gas used during the day, in gas units
 -- column: tx_count: metric txCount: transactions during the day
--- column: avg_gps: metric avgGps: average gas per second over the day
--- column: max_gps: metric maxGps: highest gas per second of the day
--- column: avg_tps: metric avgTps: average transactions per second over the day
--- column: max_tps: metric maxTps: highest transactions per second of the day
--- column: avg_gas_price: metric avgGasPrice: average gas price of the day (in the unit the Metrics API gives)
--- column: max_gas_price: metric maxGasPrice: highest gas price of the day (in the unit the Metrics API gives)
--- column: fees_paid: metric feesPaid: fees paid during the day (in the unit the Metrics API gives)
+-- column: avg_gps: metric avgGps: average gas per second over the day (a rate: the DOUBLE the Metrics API sends)
+-- column: max_gps: metric maxGps: highest gas per second of the day (a rate: DOUBLE)
+-- column: avg_tps: metric avgTps: average transactions per second over the day (a rate: DOUBLE)
+-- column: max_tps: metric maxTps: highest transactions per second of the day (a rate: DOUBLE)
+-- column: avg_gas_price: metric avgGasPrice: average gas price of the day, in the unit the Metrics API gives (wei per gas from the emulator) (an average: DOUBLE)
+-- column: max_gas_price: metric maxGasPrice: highest gas price of the day, in the same unit (a price per gas, like the average: DOUBLE)
+-- column: fees_paid: metric feesPaid: fees paid during the day, gas used times gas price (wei from the emulator), as DECIMAL(38,0): the exact value of the number the Metrics API sends, a JSON number that is itself rounded to about 16 significant digits above 2^53 (0.009 AVAX in wei)
+--
+-- Counts and amounts arrive as JSON numbers (DOUBLE in the lake) and are stored exactly as integers;
+-- sql/tests/metrics_whole_values.sql fails if the API ever sends one with a fraction, which a cast
+-- would round.
 with metrics as (
     select * from stg_metrics
     where time_interval = 'day'
@@ -34,27 +38,27 @@ final as (
         -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
         -- the time-zone library for every row, about twenty times slower.
         cast(make_timestamp(epoch_us(period_start)) as date) as metric_day,
-        any_value(network) as network,
+        network,
         count(distinct metric) as count_metrics,
-        max("value") filter (where metric = 'activeAddresses') as active_addresses,
-        max("value") filter (where metric = 'activeSenders') as active_senders,
-        max("value") filter (where metric = 'cumulativeTxCount') as cumulative_tx_count,
-        max("value") filter (where metric = 'cumulativeAddresses') as cumulative_addresses,
-        max("value") filter (where metric = 'cumulativeContracts') as cumulative_contracts,
-        max("value") filter (where metric = 'cumulativeDeployers') as cumulative_deployers,
-        max("value") filter (where metric = 'contracts') as contracts,
-        max("value") filter (where metric = 'deployers') as deployers,
-        max("value") filter (where metric = 'gasUsed') as gas_used,
-        max("value") filter (where metric = 'txCount') as tx_count,
+        cast(max("value") filter (where metric = 'activeAddresses') as bigint) as active_addresses,
+        cast(max("value") filter (where metric = 'activeSenders') as bigint) as active_senders,
+        cast(max("value") filter (where metric = 'cumulativeTxCount') as bigint) as cumulative_tx_count,
+        cast(max("value") filter (where metric = 'cumulativeAddresses') as bigint) as cumulative_addresses,
+        cast(max("value") filter (where metric = 'cumulativeContracts') as bigint) as cumulative_contracts,
+        cast(max("value") filter (where metric = 'cumulativeDeployers') as bigint) as cumulative_deployers,
+        cast(max("value") filter (where metric = 'contracts') as bigint) as contracts,
+        cast(max("value") filter (where metric = 'deployers') as bigint) as deployers,
+        cast(max("value") filter (where metric = 'gasUsed') as bigint) as gas_used,
+        cast(max("value") filter (where metric = 'txCount') as bigint) as tx_count,
         max("value") filter (where metric = 'avgGps') as avg_gps,
         max("value") filter (where metric = 'maxGps') as max_gps,
         max("value") filter (where metric = 'avgTps') as avg_tps,
         max("value") filter (where metric = 'maxTps') as max_tps,
         max("value") filter (where metric = 'avgGasPrice') as avg_gas_price,
         max("value") filter (where metric = 'maxGasPrice') as max_gas_price,
-        max("value") filter (where metric = 'feesPaid') as fees_paid
+        cast(max("value") filter (where metric = 'feesPaid') as decimal(38, 0)) as fees_paid
     from metrics
-    group by chain_id, metric_day
+    group by network, chain_id, metric_day
 )
 
 select * from final

@@ -1,6 +1,6 @@
 -- description: ERC-20 flows of each configured EVM address by chain, token and UTC day: in, out, net and transfer counts.
--- unique: chain_id, token_address, address, flow_day
--- not_null: network, count_transfers, count_in, count_out, in_amount, out_amount, net_amount
+-- unique: network, chain_id, token_address, address, flow_day
+-- not_null: count_transfers, count_in, count_out, in_amount, out_amount, net_amount
 -- column: chain_id: the EVM chain id
 -- column: token_address: the ERC-20 contract (lowercase)
 -- column: address: a configured address (lowercase)
@@ -45,7 +45,7 @@ daily as (
         token_address,
         address,
         flow_day,
-        any_value(network) as network,
+        network,
         any_value(token_symbol) as token_symbol,
         any_value(token_decimals) as token_decimals,
         count(*) as count_transfers,
@@ -55,7 +55,7 @@ daily as (
         coalesce(sum("value") filter (where is_out), 0) as out_amount,
         count(*) filter (where "value" is null) as count_beyond_decimal
     from legs
-    group by chain_id, token_address, address, flow_day
+    group by network, chain_id, token_address, address, flow_day
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: ICM messages of the configured addresses with their delivery latency.
--- unique: message_id
+-- unique: network, message_id
 -- incremental_by: message_id = message_id from stg_icm_messages
--- not_null: network, status, source_blockchain_id, destination_blockchain_id, is_pending
+-- not_null: status, source_blockchain_id, destination_blockchain_id, is_pending
 -- accepted_values: status = pending | delivered | delivered_source_not_indexed
 -- column: message_id: the ICM message id
 -- column: network: mainnet or fuji

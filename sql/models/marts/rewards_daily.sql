@@ -1,8 +1,7 @@
 -- description: Staking rewards by reward address, validator node and UTC day of payment, with their USD value on that day where the API gives a price.
 -- unique: network, reward_day, reward_address, node_id
--- incremental_by: reward_day = cast(timezone('UTC', ended_at) as date) from stg_rewards
 -- not_null: network, count_rewards, reward_navax, validator_reward_navax, delegator_reward_navax, fee_reward_navax, is_priced
--- column: reward_day: UTC day the reward was paid: the day of its RewardValidatorTx, which the P-Chain accepts only at the staking period's end time (ended_at)
+-- column: reward_day: UTC day the reward was paid: when its reward UTXO was created (stg_utxos.created_at), that is when the RewardValidatorTx that paid it was accepted. A VALIDATOR or DELEGATOR reward is paid at the end of its own staking period; a VALIDATOR_FEE, since the Cortina upgrade, at the end of its validator's period, days or weeks after the delegation it was earned on ended. For a reward whose UTXO the lake does not hold (its owners are not configured addresses), the end of the period its RewardValidatorTx closed, from the VALIDATOR or DELEGATOR reward that transaction also paid, else the reward's own ended_at
 -- column: reward_address: an owner of the reward UTXO (a reward owned by several addresses counts for each)
 -- column: node_id: the validator of the staking period
 -- column: network: mainnet or fuji
@@ -21,16 +20,47 @@ with rewards as (
     select * from stg_rewards
 ),
 
+utxos as (
+    select * from stg_utxos
+),
+
+-- A RewardValidatorTx is accepted at the end of the period it closes, and pays that period's own
+-- reward (VALIDATOR or DELEGATOR) beside any fees: the end of that period is when the transaction paid.
+reward_txs as (
+    select
+        network,
+        reward_tx_hash,
+        min(ended_at) as paid_at
+    from rewards
+    where reward_type in ('VALIDATOR', 'DELEGATOR')
+    group by network, reward_tx_hash
+),
+
+-- Note: ended_at is the end of the period a reward is for, not when it was paid: a validator's fee on a
+-- delegation is paid at the validator's end, with the validator's own reward.
+paid as (
+    select
+        rewards.*,
+        coalesce(utxos.created_at, reward_txs.paid_at, rewards.ended_at) as paid_at
+    from rewards
+    left join utxos
+        on rewards.network = utxos.network
+        and rewards.utxo_id = utxos.utxo_id
+    left join reward_txs
+        on rewards.network = reward_txs.network
+        and rewards.reward_tx_hash = reward_txs.reward_tx_hash
+),
+
 owned as (
     select
-        cast(timezone('UTC', rewards.ended_at) as date) as reward_day,
-        unnest(rewards.reward_addresses) as reward_address,
-        rewards.node_id,
-        rewards.network,
-        rewards.reward_type,
-        rewards.reward_navax,
-        rewards.price_usd
-    from rewards
+        cast(timezone('UTC', paid.paid_at) as date) as reward_day,
+        unnest(paid.reward_addresses) as reward_address,
+        paid.node_id,
+        paid.network,
+        paid.reward_type,
+        paid.reward_navax,
+        paid.price_usd
+    from paid
 ),
 
 daily as (

@@ -9,7 +9,7 @@
 -- column: delegator_stake_navax: the stake delegated to them, in nAVAX
 -- column: count_validators: validators of the primary network
 -- column: count_delegators: current delegations to them
--- column: nakamoto_coefficient: the smallest number of validators whose combined stake (own plus delegated) exceeds one third of total_stake_navax: counted per node id (each node id one validator, even when one operator runs several), over the primary network's validators of the day's last snapshot; one third is the share of stake that can halt Snowman consensus
+-- column: nakamoto_coefficient: the smallest number of node ids whose combined stake (own plus delegated) exceeds one third of total_stake_navax (strictly: top stakes of exactly one third are not enough), over the primary network's validators of the day's last snapshot; each node id counts as one, even when one operator runs several. One third is the usual BFT safety threshold; the column is this count, not a measure of what would stall Snowman consensus
 -- column: largest_stake_navax: the stake (own plus delegated) of the largest validator
 -- column: supply_navax: the primary network's supply (platform.getCurrentSupply's upper bound) read at or before snapshot_at, in nAVAX; null when none was read
 -- column: staking_ratio: total_stake_navax over supply_navax, exact to 18 decimals (rounded down); null without a supply

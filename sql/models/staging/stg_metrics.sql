@@ -1,5 +1,5 @@
 -- description: One row per chain metric point (Metrics API v2), newest value of each period.
--- unique: chain_id, metric, time_interval, period_start
+-- unique: network, chain_id, metric, time_interval, period_start
 -- incremental: true
 -- not_null: value
 -- accepted_values: time_interval = hour | day | week | month
@@ -15,7 +15,8 @@ with source as not materialized (
 ),
 
 newest as (
-    select * from {{ newest('source', 'chain, metric, "interval", "timestamp"') }}
+    -- The aggregates (total, mainnet, testnet) can be read by a pipeline of each network: one row per network.
+    select * from {{ newest('source', 'network, chain, metric, "interval", "timestamp"') }}
 ),
 
 final as (

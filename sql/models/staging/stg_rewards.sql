@@ -6,13 +6,13 @@
 -- column: utxo_id: the reward UTXO's id
 -- column: network: mainnet or fuji
 -- column: staking_tx_hash: the staking transaction (AddValidatorTx / AddDelegatorTx …) the reward pays for
--- column: reward_tx_hash: the RewardValidatorTx that paid it
+-- column: reward_tx_hash: the RewardValidatorTx that paid it (of a VALIDATOR_FEE, the validator's: it closes the validator's period, not the delegation's)
 -- column: reward_type: VALIDATOR (own stake), DELEGATOR (delegated stake), VALIDATOR_FEE (fee on delegations)
 -- column: node_id: the validator the stake was on
 -- column: reward_addresses: the P-Chain addresses the reward UTXO pays to
 -- column: amount_staked_navax: the stake the reward is for, in nAVAX
 -- column: started_at: start of the staking period (UTC)
--- column: ended_at: end of the staking period, when the reward was paid (UTC)
+-- column: ended_at: end of the staking period the reward is for (UTC): when a VALIDATOR or DELEGATOR reward was paid; a VALIDATOR_FEE is paid later, when its validator's period ends (see rewards_daily.reward_day)
 -- column: output_index: position of the reward UTXO among the outputs of the RewardValidatorTx
 -- column: asset_id: the rewarded asset (AVAX's asset id)
 -- column: reward_navax: the reward in nAVAX

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cb58Encode } from '../../encoding.ts';
 import { type Network, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, type PrimaryChain } from '../networks.ts';
-import { isRewarded } from './ledger/staking.ts';
+import { isRewarded, rewardTxOf } from './ledger/staking.ts';
 import type { RewardType, StakeRec, TxRec, UtxoRec } from './types.ts';
 import { isStaked, utxoState } from './utxo-state.ts';
 
@@ -270,7 +270,7 @@ export function historicalReward(
     utxoId: utxo.id,
     outputIndex: utxo.outputIndex,
     reward: { ...avaxAmount(network, utxo.amount), historicalPrice: price },
-    rewardTxHash: stake.rewardTx?.hash as string,
+    rewardTxHash: rewardTxOf(utxo, stake)?.hash as string,
   };
 }
 

@@ -53,7 +53,12 @@ export interface StakeRec {
   validator?: StakeRec;
   /** A validation's delegations, in acceptance order. */
   delegators?: StakeRec[];
+  /** The RewardValidatorTx that closed the period (at `end`). */
   rewardTx?: TxRec;
+  /**
+   * The reward UTXOs paid for the period. A delegation's VALIDATOR_FEE is among them, but made by its
+   * validator's RewardValidatorTx at the validator's end, later than the delegation's own reward.
+   */
   rewardUtxos: UtxoRec[];
   /** BLS key of a permissionless validator. */
   signer?: { publicKey: string; proofOfPossession: string };

@@ -4,7 +4,7 @@ import type { EvmChainInfo } from '../../chains.ts';
 import type { Network } from '../../networks.ts';
 import type { NodeInfo, Wallet } from '../actors.ts';
 import { avax, DAY, MIN_UPTIME_PERCENT, NANO, REWARD_CURVE, STAKING, TX_FEE } from '../params.ts';
-import type { StakeRec, UtxoRec } from '../types.ts';
+import type { StakeRec, TxRec, UtxoRec } from '../types.ts';
 import type { EventQueue } from './events.ts';
 import type { Payments } from './payments.ts';
 import { listOf, type Postings, postingKey } from './postings.ts';
@@ -26,6 +26,17 @@ const ABSENT_SHARE = 0.2;
 /** Whether a staking period is rewarded: its validation period (its own, or a delegation's validator's) was up enough. */
 export const isRewarded = (stake: StakeRec): boolean =>
   (stake.kind === 'validator' ? stake : stake.validator)?.uptime === undefined;
+
+/** The validator's fee on a rewarded delegation: its share (feePpm) of the delegation's reward, rounded down. */
+const delegationFee = (delegation: StakeRec): bigint =>
+  (delegation.potentialReward * BigInt(delegation.feePpm)) / 1_000_000n;
+
+/**
+ * The RewardValidatorTx that created a reward UTXO: the one closing the rewarded period, except for a
+ * VALIDATOR_FEE, which the validator's own RewardValidatorTx pays (see `closePeriod`).
+ */
+export const rewardTxOf = (utxo: UtxoRec, stake: StakeRec): TxRec | undefined =>
+  utxo.rewardType === 'VALIDATOR_FEE' ? stake.validator?.rewardTx : stake.rewardTx;
 
 /**
  * The reward of staking `amount` for `seconds` when `supply` is minted, as the P-Chain computes it: the
@@ -55,7 +66,10 @@ export interface Staking {
   proposerAt(t: number, height: number): string;
   /** A node's validation `round`, its reward scheduled at its end (and its permissioned-subnet period). */
   stakeValidator(time: number, node: NodeInfo, round: number): void;
-  /** Rewards a period at its end, returns its stake, and schedules a validator's next round. */
+  /**
+   * Rewards a period at its end, returns its stake, and schedules a validator's next round. A validator's
+   * period also pays the fees its delegations earned it (VALIDATOR_FEE), as the P-Chain does since Cortina.
+   */
   closePeriod(time: number, stake: StakeRec): void;
   /** A delegation drawn from `r` to a validator that covers it (none if none does or its wallet is short). */
   delegate(time: number, r: Rng): void;
@@ -167,31 +181,43 @@ export function createStaking(args: {
       tx.rewards = stake;
       tx.nodeId = stake.nodeId;
       stake.rewardTx = tx;
-      const base = stake.tx.emitted.length;
-      const pay = (owners: readonly string[], amount: bigint, rewardType: UtxoRec['rewardType']) => {
+      /** A reward UTXO of `tx` for `rewarded`'s period, named after its staking transaction as avalanchego does. */
+      const pay = (
+        rewarded: StakeRec,
+        owners: readonly string[],
+        amount: bigint,
+        rewardType: UtxoRec['rewardType'],
+      ) => {
         if (amount <= 0n) return;
         const u = book.out(tx, 'p', owners, amount, {
           rewardType,
-          origin: stake.tx as Tx,
-          outputIndex: base + stake.rewardUtxos.length,
+          origin: rewarded.tx as Tx,
+          outputIndex: rewarded.tx.emitted.length + rewarded.rewardUtxos.length,
         });
-        stake.rewardUtxos.push(u);
+        rewarded.rewardUtxos.push(u);
         const position = rewards.length;
-        rewards.push({ utxo: u, stake });
-        post(postingKey.reward('*', stake.nodeId), position);
+        rewards.push({ utxo: u, stake: rewarded });
+        post(postingKey.reward('*', rewarded.nodeId), position);
         for (const a of owners) {
           post(postingKey.reward(a, '*'), position);
-          post(postingKey.reward(a, stake.nodeId), position);
+          post(postingKey.reward(a, rewarded.nodeId), position);
         }
-        supply += amount;
       };
       // A period that is not rewarded still ends with a RewardValidatorTx: it returns the stake, pays nothing.
-      if (isRewarded(stake) && stake.kind === 'validator')
-        pay(stake.rewardAddresses, stake.potentialReward, 'VALIDATOR');
-      else if (isRewarded(stake)) {
-        const fee = (stake.potentialReward * BigInt(stake.feePpm)) / 1_000_000n;
-        pay(stake.rewardAddresses, stake.potentialReward - fee, 'DELEGATOR');
-        pay(stake.validator?.rewardAddresses ?? [], fee, 'VALIDATOR_FEE');
+      if (isRewarded(stake) && stake.kind === 'validator') {
+        pay(stake, stake.rewardAddresses, stake.potentialReward, 'VALIDATOR');
+        supply += stake.potentialReward;
+        // Note: since Cortina the P-Chain holds a validator's fees on its delegations until the validator's
+        // own period ends, and pays them with its reward (avalanchego pays them as one UTXO; the world
+        // keeps one per delegation, so each fee still names the delegation it was earned on). Every
+        // delegation ends by its validator's end, one ending in the same second included.
+        for (const d of stake.delegators ?? [])
+          pay(d, stake.rewardAddresses, delegationFee(d), 'VALIDATOR_FEE');
+      } else if (isRewarded(stake)) {
+        pay(stake, stake.rewardAddresses, stake.potentialReward - delegationFee(stake), 'DELEGATOR');
+        // The fee is minted with the delegation's reward (so the supply, and every later reward, is
+        // as if it were paid now); its UTXO waits for the validator's end.
+        supply += stake.potentialReward;
       }
       // The stake comes back spendable when its period closes.
       for (const u of stake.tx.emitted) if (u.type === 'STAKE') book.returnStake(u);
