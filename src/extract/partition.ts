@@ -106,39 +106,61 @@ export async function extractPartition(work: PartitionWork) {
   let rows = 0;
   let rejects = 0;
   let commits = 0;
-  // The checkpoint as committed, to tell a run that found nothing new from one that moved on.
+  /** Commits handed over so far, done or not: what the next one's decisions assume. */
+  let handedOver = 0;
+  // The checkpoint as committed (or handed over to be), to tell a run that found nothing new from one that moved on.
   let committed = JSON.stringify(checkpoint ?? null);
-  const commit = async () => {
+  /**
+   * Flushes are committed one after another behind the walk: the walk goes on reading into the next
+   * flush while the last one's files are encoded, staged and committed, which it used to wait for.
+   * `committing` is that chain; the first commit that fails rejects it, and none after it runs (a later
+   * checkpoint must never land without the rows before it). A failure to commit is the lake's (a full
+   * disk, a catalog gone) and ends the run, as it did when the walk waited.
+   */
+  let committing: Promise<void> = Promise.resolve();
+  let commitFailed = false;
+  const handOver = () => {
+    const sealed = flush;
+    sealed.seal();
+    const reached = lastCheckpoint;
+    const seen = observed();
+    lastCheckpoint = undefined;
+    let run: () => Promise<void>;
     if (
-      lastCheckpoint !== undefined &&
+      reached !== undefined &&
       // A full refresh has no committed answer to compare with.
-      isUnchangedAnswer(checkpoint, lastCheckpoint, commits > 0) &&
-      flush.rejected === 0
+      isUnchangedAnswer(checkpoint, reached, handedOver > 0) &&
+      sealed.rejected === 0
     ) {
       // The same answer as last time: no rows, only the time at which it was still true.
-      await flush.abort();
-      await lake.check(stream.name, partition, {
-        confirmedAt: Number(lastCheckpoint.snapshotAt),
-        observed: observed(),
-      });
-      commits++;
-      lastCheckpoint = undefined;
-      return;
+      handedOver++;
+      run = async () => {
+        await sealed.abort();
+        await lake.check(stream.name, partition, { confirmedAt: Number(reached.snapshotAt), observed: seen });
+        commits++;
+      };
+    } else if (
+      reached === undefined ||
+      (sealed.rows === 0 && sealed.rejected === 0 && JSON.stringify(reached) === committed)
+    ) {
+      run = () => sealed.abort();
+    } else {
+      handedOver++;
+      committed = JSON.stringify(reached);
+      run = async () => {
+        await sealed.commit(reached, seen);
+        rows += sealed.rows;
+        rejects += sealed.rejected;
+        commits++;
+      };
     }
-    const nothingNew =
-      lastCheckpoint === undefined ||
-      (flush.rows === 0 && flush.rejected === 0 && JSON.stringify(lastCheckpoint) === committed);
-    if (nothingNew) {
-      await flush.abort();
-      lastCheckpoint = undefined;
-      return;
-    }
-    rows += flush.rows;
-    rejects += flush.rejected;
-    await flush.commit(lastCheckpoint as Record<string, unknown>, observed());
-    committed = JSON.stringify(lastCheckpoint);
-    commits++;
-    lastCheckpoint = undefined;
+    committing = committing.then(run, async (error: unknown) => {
+      await sealed.abort().catch(() => undefined);
+      throw error;
+    });
+    committing.catch(() => {
+      commitFailed = true;
+    });
   };
 
   let status: PartitionStatus = 'done';
@@ -189,11 +211,11 @@ export async function extractPartition(work: PartitionWork) {
         flush.bytes >= limits.bytes ||
         (Date.now() - flushStarted) / 1000 >= limits.seconds;
       if (due && !work.signal.aborted) {
-        await commit();
+        handOver();
         flush = lake.begin({ stream: stream.name, partition, schema });
         flushStarted = Date.now();
       }
-      if (work.signal.aborted) break;
+      if (work.signal.aborted || commitFailed) break;
     }
   } catch (error) {
     cause = error;
@@ -207,15 +229,11 @@ export async function extractPartition(work: PartitionWork) {
   // A page asked for ahead of a stop is not used: its request ends (aborted, or answered) before the summary.
   await next?.catch(() => undefined);
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
-  // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it.
-  try {
-    if (flushFailed) await flush.abort();
-    else await commit();
-  } catch (error) {
-    // A flush that failed midway takes no commit: drop what it staged, so the lake closes cleanly.
-    await flush.abort().catch(() => undefined);
-    throw error;
-  }
+  // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it,
+  // after the commits handed over before it.
+  if (flushFailed) await flush.abort().catch(() => undefined);
+  else handOver();
+  await committing;
   // A walk that found nothing new still says so: freshness is the time a partition was last checked.
   if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
   const seconds = (Date.now() - started) / 1000;

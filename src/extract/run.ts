@@ -58,7 +58,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   const progress = options.progress ?? (() => {});
   const lake = await openForRun(options, log);
   if (!lake) return { runId: '-', status: 'interrupted', partitions: [], recovered: NOTHING };
-  let failure: unknown;
+  let summary: RunSummary;
   try {
     const retries = new Map<string, number>();
     const fetcher = options.fetcher ?? retryingFetcher(options, retries, log, progress);
@@ -127,7 +127,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     if (crashes.length > 0) throw crashes[0];
 
     const { recovery } = lake;
-    return {
+    summary = {
       runId: lake.runId,
       status: runStatus(results, { interrupted: options.signal?.aborted ?? false, unreachable, quota }),
       partitions: results,
@@ -136,18 +136,15 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
     };
   } catch (error) {
-    failure = error;
-    throw error;
-  } finally {
-    try {
-      await lake.close();
-    } catch (closing) {
-      // A run that failed may leave a flush open, which the lake refuses to close over: the run's own
-      // failure is what the user must see (the next start discards what that flush staged).
-      if (failure === undefined) throw closing;
+    // A run that failed may leave a flush open, which the lake refuses to close over: the run's own
+    // failure is what the user must see (the next start discards what that flush staged).
+    await lake.close().catch((closing: unknown) => {
       log({ level: 'error', msg: 'closing the lake after a failure', error: (closing as Error).message });
-    }
+    });
+    throw error;
   }
+  await lake.close();
+  return summary;
 }
 
 const NOTHING = { rolledForward: 0, discarded: 0 } as const;

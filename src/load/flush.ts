@@ -58,6 +58,11 @@ export interface Flush {
   commit(checkpoint: Checkpoint | null, observed?: Observation): Promise<DataCommit>;
   /** Deletes the staged files; the partition's checkpoint stays where it was. */
   abort(): Promise<void>;
+  /**
+   * Takes no more rows: `commit` or `abort` follow, perhaps later, and the partition's next flush may
+   * begin meanwhile (its commit must come after this one's).
+   */
+  seal(): void;
 }
 
 export interface FlushArgs {
@@ -68,6 +73,8 @@ export interface FlushArgs {
   runId: string;
   /** The stream's record schema (a z.object). */
   schema: z.ZodType;
+  /** Called once the flush takes no more rows: its commit or abort has begun. */
+  onSealed?: () => void;
   /** Called once the flush is committed or aborted. */
   onDone: () => void;
 }
@@ -212,8 +219,19 @@ export function createFlush(args: FlushArgs): Flush {
     }
   };
 
+  let sealed = false;
+  const seal = () => {
+    if (sealed) return;
+    sealed = true;
+    args.onSealed?.();
+  };
+  const refuseSealed = (what: string) =>
+    sealed
+      ? Promise.reject(new Error(`flush ${stream} #${seq ?? '-'}: cannot ${what}, it is sealed`))
+      : undefined;
   const finish = () => {
     state = 'done';
+    seal();
     args.onDone();
   };
 
@@ -226,6 +244,7 @@ export function createFlush(args: FlushArgs): Flush {
   return {
     stream,
     partition,
+    seal,
     get rows() {
       return rows;
     },
@@ -237,7 +256,9 @@ export function createFlush(args: FlushArgs): Flush {
       return stagedBytes + buffered(data) + buffered(rejects);
     },
 
+    // Refused before `exclusive`: a call after seal() is the caller's mistake, not this flush's failure.
     append: (records, extractedAt) =>
+      refuseSealed('append') ??
       exclusive('append', async () => {
         const extra = lineage(extractedAt);
         for (const record of records) {
@@ -255,6 +276,7 @@ export function createFlush(args: FlushArgs): Flush {
       }),
 
     reject: (items, extractedAt) =>
+      refuseSealed('reject') ??
       exclusive('reject', async () => {
         const extra = lineage(extractedAt);
         for (const item of items) await addReject(item, extra);
@@ -262,6 +284,7 @@ export function createFlush(args: FlushArgs): Flush {
 
     commit: (checkpoint, observed) =>
       exclusive('commit', async () => {
+        seal();
         const record: DataCommit = {
           format: 1,
           stream,
@@ -299,6 +322,7 @@ export function createFlush(args: FlushArgs): Flush {
 
     abort: () =>
       exclusive('abort', async () => {
+        seal();
         dropFiles();
         await removeStaged();
         finish();

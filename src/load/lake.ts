@@ -160,18 +160,34 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     await release();
     throw error;
   }
-  const open = new Set<string>();
+  /** Flushes not committed or aborted yet, and those of them still taking rows (one per partition). */
+  const open = new Set<object>();
+  const appending = new Set<string>();
   const encoder = options.encoder ?? createWorkerEncoder();
 
   const begin: Lake['begin'] = ({ stream, partition, schema }) => {
     layoutCheck(stream, partition);
     const key = `${stream}\n${partitionId(partition)}`;
-    if (open.has(key)) throw new Error(`a flush of ${stream} ${partitionId(partition)} is already open`);
-    open.add(key);
+    if (appending.has(key))
+      throw new Error(`a flush of ${stream} ${partitionId(partition)} is already taking rows`);
+    // A partition's next flush may begin while its last one commits: commits keep the order they begin in.
+    const token = {};
+    appending.add(key);
+    open.add(token);
     try {
-      return createFlush({ log, encoder, stream, partition, runId, schema, onDone: () => open.delete(key) });
+      return createFlush({
+        log,
+        encoder,
+        stream,
+        partition,
+        runId,
+        schema,
+        onSealed: () => appending.delete(key),
+        onDone: () => open.delete(token),
+      });
     } catch (error) {
-      open.delete(key);
+      appending.delete(key);
+      open.delete(token);
       throw error;
     }
   };

@@ -96,12 +96,22 @@ describe('commit', () => {
     expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 7 });
   });
 
-  it('refuses a second open flush of the same partition', async () => {
+  it('refuses a second flush of a partition taking rows; one sealed may commit after the next begins', async () => {
     const l = await openTest();
     const flush = l.begin({ stream: STREAM, partition, schema });
-    expect(() => l.begin({ stream: STREAM, partition: { ...partition }, schema })).toThrow(/already open/);
-    await flush.abort();
-    await l.begin({ stream: STREAM, partition, schema }).abort();
+    expect(() => l.begin({ stream: STREAM, partition: { ...partition }, schema })).toThrow(
+      /already taking rows/,
+    );
+    await flush.append(rowsFrom(1, 2));
+    flush.seal();
+    await expect(flush.append(rowsFrom(3, 1))).rejects.toThrow(/sealed/);
+    // The next flush takes rows while the sealed one has not committed yet; their commits keep that order.
+    const next = l.begin({ stream: STREAM, partition, schema });
+    await next.append(rowsFrom(5, 2));
+    await flush.commit({ nextId: 3 });
+    await next.commit({ nextId: 7 });
+    expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 7 });
+    expect(await ids()).toEqual([1, 2, 5, 6]);
   });
 
   it('commits a checkpoint without rows', async () => {
