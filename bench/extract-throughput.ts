@@ -328,7 +328,9 @@ async function prepare() {
     platform: 'node',
     target: 'node20',
     // undici bundled in: one file, nothing to resolve at its start. Its CommonJS needs `require`.
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   });
 }
