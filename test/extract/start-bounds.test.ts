@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { postingKey } from '../../src/emulator/world/primary/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
 import type { RunSummary } from '../../src/extract/run.ts';
@@ -37,7 +38,8 @@ const oneChain = (chain: string) => (p: Record<string, unknown>) => {
 };
 
 const CASES: Case[] = [
-  { stream: 'rewards', time: 'endTimestamp' },
+  // A validator's fee is paid at the end of the validator's period, which its row does not carry.
+  { stream: 'rewards', time: "case when rewardType = 'VALIDATOR_FEE' then null else endTimestamp end" },
   { stream: 'delegators', time: 'startTimestamp' },
   { stream: 'staking_transactions', time: 'blockTimestamp' },
   { stream: 'p_chain_transactions', time: 'blockTimestamp' },
@@ -187,6 +189,49 @@ describe('start bounds the first run of every stream whose records have a time',
     const lake = await lakeOf(dataDir, c.stream, c.time, START);
     expect(lake).toEqual({ rows: expected, older: 0 });
     expectBoundedRequests(summary, stream);
+  });
+
+  it('rewards: every reward paid since start, a validator fee included when its delegation ended before', async () => {
+    const c = CASES.find((x) => x.stream === 'rewards') as Case;
+    const stream = streamNamed(c.stream);
+    const primary = emulator.truth.primary('fuji');
+    const now = emulator.clock.now();
+    const { pipeline: demo } = workspaceOf(emulator, c, { start: date(START) });
+    // Each subject's rewards in the world, with when they were paid (their UTXO created).
+    const rewardsOf = (subject: string) =>
+      primary
+        .postings(
+          subject.startsWith('NodeID-')
+            ? postingKey.reward('*', subject)
+            : postingKey.reward(subject.replace(/^P-/, ''), '*'),
+          now,
+        )
+        .map((i) => primary.reward(i))
+        .filter((r) => r.utxo.createdAt <= now);
+    // `start`: the UTC midnight before the newest fee paid on a later day than its delegation ended.
+    const late = stream
+      .partitions(demo)
+      .flatMap((p) => rewardsOf(p.subject as string))
+      .map((r) => ({ r, midnight: Math.floor(r.utxo.createdAt / DAY) * DAY }))
+      .filter(({ r, midnight }) => r.stake.end < midnight)
+      .sort((a, b) => b.midnight - a.midnight)[0];
+    expect(late, 'the world has a fee paid on a later day than its delegation ended').toBeDefined();
+    const start = late?.midnight as number;
+    const { pipeline, pipelinePath, dataDir } = workspaceOf(emulator, c, { start: date(start) });
+    expect((await extractOnce(pipelinePath, dataDir)).status).toBe('ok');
+    let paidSinceStart = 0;
+    for (const partition of stream.partitions(pipeline)) {
+      const subject = partition.subject as string;
+      const rows = await queryLake(
+        `select utxoId from ${streamTable(dataDir, c.stream)} where subject = '${subject}'`,
+      );
+      const inLake = new Set(rows.map((r) => r.utxoId as string));
+      for (const r of rewardsOf(subject).filter((x) => x.utxo.createdAt >= start)) {
+        paidSinceStart++;
+        expect(inLake.has(r.utxo.id), `${subject}: ${r.utxo.id} paid ${r.utxo.createdAt}`).toBe(true);
+      }
+    }
+    expect(paidSinceStart).toBeGreaterThan(0);
   });
 
   it('--full-refresh reads down to start again, no further', async () => {

@@ -28,8 +28,12 @@ export const rewards = defineStream({
     reward: assetAmount.extend({ historicalPrice: price.optional() }),
   }),
   primaryKey: ['utxoId'],
-  // The listing is sorted by when the reward was paid: at the end of the staking period.
-  timeOf: (r) => Number(r.endTimestamp),
+  // The listing is sorted by when the reward was paid: a validator's or delegator's reward at the end of
+  // its own period, a validator's fee on a delegation (since Cortina) at the end of the VALIDATOR's
+  // period, which the record does not carry (its times are the delegation's). A fee has no time here
+  // then, so the walk never stops at one: stopping at a delegation that ended before `start` would skip
+  // rewards paid after it.
+  timeOf: (r) => (r.rewardType === 'VALIDATOR_FEE' ? undefined : Number(r.endTimestamp)),
   partitions: (p) =>
     [...p.primary.addresses, ...p.primary.nodeIds].map((subject) => ({ network: p.network, subject })),
   request: (p, partition) =>
