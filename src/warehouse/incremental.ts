@@ -85,12 +85,28 @@ export async function planIncremental(
     : { kind: 'delta', files: fresh, confirmedAfter };
 }
 
+/**
+ * What the models of one build hand each other lives in an in-memory database attached for the build:
+ * models are built on connections of their own, and every connection of the build sees it (a temp table
+ * is its connection's alone), while nothing of it is written to the warehouse file.
+ */
+const SCRATCH = '__build';
+
+export async function attachScratch(db: DuckDBConnection) {
+  await db.run(`attach ':memory:' as ${SCRATCH}`);
+}
+
+export async function detachScratch(db: DuckDBConnection) {
+  await db.run(`detach ${SCRATCH}`);
+}
+
 /** The rows a build changed in an incremental model (old versions and new), for the models built on it. */
-export const changedRowsOf = (model: string) => quoteIdent(`__changed_${model}`);
+export const changedRowsOf = (model: string) => `${SCRATCH}.main.${quoteIdent(`changed_${model}`)}`;
 
 /**
  * Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. The
- * replaced and the new rows are kept, for this build, in `changedRowsOf(model)`.
+ * replaced and the new rows are kept, for this build, in `changedRowsOf(model)`. (`__delta` is a temp
+ * table: one model's own, on the connection building it.)
  */
 export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: string) {
   const table = quoteIdent(model.name);
@@ -98,7 +114,7 @@ export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: s
   await db.run(`create or replace temp table __delta as\n${deltaSql}`);
   const on = model.unique.map((k) => `${table}.${quoteIdent(k)} = __delta.${quoteIdent(k)}`).join(' and ');
   await db.run(
-    `create or replace temp table ${changed} as select ${table}.* from ${table} semi join __delta on ${on}`,
+    `create or replace table ${changed} as select ${table}.* from ${table} semi join __delta on ${on}`,
   );
   await db.run(`delete from ${table} using __delta where ${on}`);
   await db.run(`insert into ${table} by name select * from __delta`);
@@ -109,7 +125,7 @@ export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: s
 /** An incremental model with nothing new changed nothing. */
 export async function noChanges(db: DuckDBConnection, model: Model) {
   await db.run(
-    `create or replace temp table ${changedRowsOf(model.name)} as select * from ${quoteIdent(model.name)} limit 0`,
+    `create or replace table ${changedRowsOf(model.name)} as select * from ${quoteIdent(model.name)} limit 0`,
   );
 }
 
