@@ -49,6 +49,7 @@ it('prints and exports times in UTC whatever TZ is: the same output under Asia/T
   }
   expect(outputs['Asia/Tokyo']).toEqual(outputs.UTC);
   expect(outputs['America/Los_Angeles']).toEqual(outputs.UTC);
+  expect(outputs.UTC?.every((o) => o.length > 0)).toBe(true);
   // And UTC it is: every time ends in +00, and the day is the UTC day of the time.
   const rows = JSON.parse(outputs.UTC?.[1] ?? '[]') as Record<string, string>[];
   expect(rows).toHaveLength(3);
@@ -57,4 +58,29 @@ it('prints and exports times in UTC whatever TZ is: the same output under Asia/T
     expect(row.day).toBe(`${row.date} 00:00:00+00`);
     expect(row.text).toBe(row.ended_at);
   }
+}, 120_000);
+
+it('status and the report show times in UTC whatever TZ is', async () => {
+  /** Ages and the page's generated time move between the runs (and with them the table's padding);
+   * everything else must be the same. */
+  const steady = (text: string) =>
+    text
+      .replace(/\b\d+[dhms]( \d+[dhms])?\b/g, '<age>')
+      .replace(/ {2,}/g, ' ')
+      .replace(/"ageSeconds":\s*[\d.]+/g, '"ageSeconds":<age>')
+      .replace(/generated [^<]*UTC/, 'generated <now>');
+  const outputs: Record<string, string[]> = {};
+  for (const tz of ['UTC', 'Asia/Tokyo', 'America/Los_Angeles']) {
+    const out = join(dataDir, `report-${tz.replace('/', '_')}.html`);
+    await stdoutUnder(tz, ['report', '--data-dir', dataDir, '--out', out]);
+    outputs[tz] = [
+      steady(await stdoutUnder(tz, ['status', '--data-dir', dataDir])),
+      steady(await stdoutUnder(tz, ['status', '--data-dir', dataDir, '--json'])),
+      steady(readFileSync(out, 'utf8')),
+    ];
+  }
+  expect(outputs['Asia/Tokyo']).toEqual(outputs.UTC);
+  expect(outputs['America/Los_Angeles']).toEqual(outputs.UTC);
+  // The status table's commit times are UTC instants, written with their zone.
+  expect(outputs.UTC?.[0]).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?Z/);
 }, 120_000);
