@@ -5,6 +5,7 @@ import type { HttpClient } from '../../src/extract/http.ts';
 import { recordCheckOf } from '../../src/extract/strategies/record-check.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { createBatchBuilder } from '../../src/load/batch-builder.ts';
+import { createColumnBuilder } from '../../src/load/builders.ts';
 import { lakeColumnsOf } from '../../src/load/columns.ts';
 import { lakeMetaOf } from '../../src/schemas/lake.ts';
 import { startEmulator } from '../helpers/emulator.ts';
@@ -15,6 +16,8 @@ import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
  * does: checked on every record the demo pipeline reads of every stream, and on mutants of them (a
  * field removed, null, or of another type, at the top and one level down). "The same values" is
  * what the lake stores: the row the builders make of the record as it came equals the row of zod's copy.
+ * And the table's compiled row append (row-append.ts) builds the very columns, and refuses the very
+ * records, that each column builder's own `append` does, on the same records and mutants.
  */
 
 const isJson = (schema: z.ZodType) => lakeMetaOf(schema)?.kind === 'json';
@@ -128,5 +131,53 @@ describe('the quick record check agrees with zod', () => {
 
   it('reads records of every stream the demo pipeline fills', () => {
     expect(STREAMS.map((s) => s.name).filter((s) => !recordsOf.has(s))).toEqual([...EMPTY_IN_DEMO]);
+  });
+});
+
+/** The rows, built the slow way: each column's builder appends its field (the path before row-append.ts). */
+function rowsByColumn(schema: z.ZodType, records: unknown[]) {
+  const columns = lakeColumnsOf(schema).record;
+  const builders = columns.map((c) => createColumnBuilder(c.type, c.name, c.nullable));
+  const refused: number[] = [];
+  let length = 0;
+  records.forEach((record, i) => {
+    try {
+      for (const [c, builder] of builders.entries())
+        builder.append((record as Record<string, unknown>)[columns[c]?.source as string]);
+      length++;
+    } catch {
+      for (const builder of builders) builder.truncate(length);
+      refused.push(i);
+    }
+  });
+  return { batch: { length, columns: builders.map((b) => b.finish()) }, refused };
+}
+
+/** The same rows through the table's compiled row append, as the lake builds them. */
+function rowsCompiled(schema: z.ZodType, records: unknown[]) {
+  const builder = createBatchBuilder(lakeColumnsOf(schema));
+  const refused: number[] = [];
+  records.forEach((record, i) => {
+    try {
+      builder.append(record as object);
+    } catch {
+      refused.push(i);
+    }
+  });
+  return { batch: builder.finish(), refused };
+}
+
+describe('the compiled row append builds what the column builders build', () => {
+  it.each(STREAMS.map((s) => [s.name]))('%s', (name) => {
+    const stream = STREAMS.find((s) => s.name === name) as (typeof STREAMS)[number];
+    const records = recordsOf.get(name) ?? [];
+    // The records as the lake gets them (zod's copy where zod converts a field), and the raw mutants.
+    const parsed = records.map((r) => stream.schema.parse(r) as unknown);
+    const candidates = [...parsed, ...records.flatMap(mutantsOf)];
+    const compiled = rowsCompiled(stream.schema, candidates);
+    expect(compiled).toEqual(rowsByColumn(stream.schema, candidates));
+    // Real records and mutants alike: most are rows, and some mutants are refused (a missing required field).
+    expect(compiled.batch.length).toBeGreaterThanOrEqual(records.length);
+    if (records.length > 0) expect(compiled.refused.length).toBeGreaterThan(0);
   });
 });
