@@ -1,4 +1,4 @@
-import type { BatchMessage } from './batch-message.js';
+import { type BatchMessage, packBatch } from './batch-message.js';
 import { createColumnBuilder } from './builders.ts';
 import type { ColumnSpec, LakeColumns } from './columns.ts';
 import { compileRowAppend } from './row-append.ts';
@@ -44,7 +44,7 @@ export function createBatchBuilder({ record, extra }: LakeColumns): BatchBuilder
       rows++;
     },
     finish() {
-      const batch = { length: rows, columns: builders.map((b) => b.finish()) };
+      const batch = packBatch({ length: rows, columns: builders.map((b) => b.finish()) });
       rows = 0;
       return batch;
     },
