@@ -25,8 +25,8 @@
  */
 
 /**
- * The buffers a message can give away when it is posted: those its views cover whole. A view into a
- * larger buffer, or an empty one, is copied by the clone instead.
+ * The buffers a message can give away when it is posted: a packed batch's one buffer, else those its
+ * views cover whole. A view into a larger buffer, or an empty one, is copied by the clone instead.
  * @param {BatchMessage} message
  * @returns {ArrayBuffer[]}
  */
