@@ -46,6 +46,8 @@ export interface Flush {
   readonly rejected: number;
   /** Bytes so far: the Parquet files staged, and what is buffered for the next (in memory, uncompressed). */
   readonly bytes: number;
+  /** Settles once the flush has its number (its commit's place in the partition's order), or is done. */
+  readonly numbered: Promise<void>;
   /**
    * Appends records (already checked by the stream's zod schema). A value that does not fit its column
    * turns its record into a reject instead of failing the flush.
@@ -74,6 +76,12 @@ export interface FlushArgs {
   runId: string;
   /** The stream's record schema (a z.object). */
   schema: z.ZodType;
+  /**
+   * Settles once the partition's flush before this one is numbered or done: this one's number is taken
+   * after it, so the partition's commits keep the order the flushes began in, whatever order they
+   * stage in (a sealed flush may still be committing while the next one stages its first file).
+   */
+  after?: Promise<void>;
   /** Called once the flush takes no more rows: its commit or abort has begun. */
   onSealed?: () => void;
   /** Called once the flush is committed or aborted. */
@@ -92,11 +100,25 @@ interface Table {
 export function createFlush(args: FlushArgs): Flush {
   const { log, stream, partition, runId } = args;
   const { storage } = log;
-  // Numbered when it first stages a file or commits: a shared catalog hands numbers out asynchronously.
+  // Numbered when it first stages a file or is sealed (a shared catalog hands numbers out
+  // asynchronously), never before the partition's flush before it.
   let seq: number | undefined;
-  const seqOf = async () => {
-    seq ??= await log.allocateSeq(stream);
-    return seq;
+  let numbering: Promise<number> | undefined;
+  let markNumbered = () => {};
+  const numbered = new Promise<void>((resolve) => {
+    markNumbered = resolve;
+  });
+  const seqOf = () => {
+    numbering ??= (async () => {
+      try {
+        await args.after;
+        seq = await log.allocateSeq(stream);
+        return seq;
+      } finally {
+        markNumbered();
+      }
+    })();
+    return numbering;
   };
   const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
   // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
@@ -233,6 +255,7 @@ export function createFlush(args: FlushArgs): Flush {
   const finish = () => {
     state = 'done';
     seal();
+    markNumbered();
     args.onDone();
   };
 
@@ -245,7 +268,14 @@ export function createFlush(args: FlushArgs): Flush {
   return {
     stream,
     partition,
-    seal,
+    seal() {
+      // Sealed to commit later: numbered now, so the next flush, which is numbered after this one, need
+      // not wait for this commit to begin. A number an abort then leaves unused is a gap, as a dropped
+      // staged file's is.
+      if (!sealed) seqOf().catch(() => undefined);
+      seal();
+    },
+    numbered,
     get rows() {
       return rows;
     },

@@ -163,6 +163,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   /** Flushes not committed or aborted yet, and those of them still taking rows (one per partition). */
   const open = new Set<object>();
   const appending = new Set<string>();
+  /** Each partition's last flush begun (until it is done): the next one is numbered after it. */
+  const lastBegun = new Map<string, Flush>();
   const encoder = options.encoder ?? createWorkerEncoder();
 
   const begin: Lake['begin'] = ({ stream, partition, schema }) => {
@@ -175,16 +177,23 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     appending.add(key);
     open.add(token);
     try {
-      return createFlush({
+      const before = lastBegun.get(key);
+      const flush: Flush = createFlush({
         log,
         encoder,
         stream,
         partition,
         runId,
         schema,
+        ...(before ? { after: before.numbered } : {}),
         onSealed: () => appending.delete(key),
-        onDone: () => open.delete(token),
+        onDone: () => {
+          open.delete(token);
+          if (lastBegun.get(key) === flush) lastBegun.delete(key);
+        },
       });
+      lastBegun.set(key, flush);
+      return flush;
     } catch (error) {
       appending.delete(key);
       open.delete(token);

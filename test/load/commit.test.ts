@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRecordBatchBuilder } from '../../src/load/arrow.ts';
+import { BATCH_ROWS } from '../../src/load/batch-builder.ts';
 import { LakeCorruptError } from '../../src/load/errors.ts';
 import { type Lake, openLake } from '../../src/load/lake.ts';
 import { writeParquetFile } from '../../src/load/parquet.ts';
@@ -112,6 +113,25 @@ describe('commit', () => {
     await next.commit({ nextId: 7 });
     expect(l.readCheckpoint(STREAM, partition)).toEqual({ nextId: 7 });
     expect(await ids()).toEqual([1, 2, 5, 6]);
+  });
+
+  it('keeps that order after a restart when the next flush stages a file before the sealed one commits', async () => {
+    const l = await openTest();
+    const flush = l.begin({ stream: STREAM, partition, schema });
+    await flush.append(rowsFrom(0, 2));
+    flush.seal();
+    // A whole staged file's worth: the next flush stages it (and so is numbered) before the sealed one commits.
+    const next = l.begin({ stream: STREAM, partition, schema });
+    await next.append(rowsFrom(2, BATCH_ROWS));
+    const [first, second] = [
+      await flush.commit({ nextId: 2 }),
+      await next.commit({ nextId: 2 + BATCH_ROWS }),
+    ];
+    expect(first.seq).toBeLessThan(second.seq);
+    await l.close();
+    // The commit log is read again from the files: the newest checkpoint is still the next flush's.
+    const reopened = await openTest();
+    expect(reopened.readCheckpoint(STREAM, partition)).toEqual({ nextId: 2 + BATCH_ROWS });
   });
 
   it('commits a checkpoint without rows', async () => {
