@@ -112,7 +112,8 @@ export async function extractPartition(work: PartitionWork) {
   let committed = JSON.stringify(checkpoint ?? null);
   /**
    * Flushes are committed one after another behind the walk: the walk goes on reading into the next
-   * flush while the last one's files are encoded, staged and committed, which it used to wait for.
+   * flush while the last one's files are encoded, staged and committed (one at a time: the walk waits
+   * for a commit still running before it hands over the next).
    * `committing` is that chain; the first commit that fails rejects it, and none after it runs (a later
    * checkpoint must never land without the rows before it). A failure to commit is the lake's (a full
    * disk, a catalog gone) and ends the run, as it did when the walk waited.
@@ -189,6 +190,7 @@ export async function extractPartition(work: PartitionWork) {
       if (!work.signal.aborted) next = walk.next();
       // Settled (and its failure reported) when awaited; until then, not an unhandled rejection.
       next?.catch(() => undefined);
+      if (commitFailed) break;
       await toFlush(() => flush.append(step.append));
       if (step.rejects.length > 0) await toFlush(() => flush.reject(step.rejects));
       fetched += step.append.length;
@@ -211,6 +213,9 @@ export async function extractPartition(work: PartitionWork) {
         flush.bytes >= limits.bytes ||
         (Date.now() - flushStarted) / 1000 >= limits.seconds;
       if (due && !work.signal.aborted) {
+        // At most one flush commits behind the walk: a slower store holds the walk back instead of
+        // piling sealed flushes (their buffers, their files in the encoder) up in memory.
+        await committing.catch(() => undefined);
         handOver();
         flush = lake.begin({ stream: stream.name, partition, schema });
         flushStarted = Date.now();
