@@ -97,9 +97,10 @@ function compileRecordCheck(schema: z.ZodType, isJson: (schema: z.ZodType) => bo
       switch (c.check) {
         case 'string_format':
           if (c.format !== 'regex' || !c.pattern) return undefined;
-          lines.push(
-            `${constant(c.pattern)}.lastIndex = 0; if (!${constant(c.pattern)}.test(v)) return ${REJECT};`,
-          );
+          {
+            const pattern = constant(c.pattern);
+            lines.push(`${pattern}.lastIndex = 0; if (!${pattern}.test(v)) return ${REJECT};`);
+          }
           break;
         case 'number_format':
           if (c.format !== 'safeint') return undefined;
@@ -216,7 +217,10 @@ function compileRecordCheck(schema: z.ZodType, isJson: (schema: z.ZodType) => bo
               `{ const r = ${node(field, inJson)}(v[${name}]); if (r === ${REJECT}) return ${REJECT}; if (r === ${ASK}) all = ${ASK}; }`,
             );
           }
-          lines.push('return all;');
+          // Zod's copy drops a key the shape does not name: the record as it came is not that copy (a
+          // version hash of it would differ, and change with a field avalake does not keep).
+          const known = constant(new Set(Object.keys(def.shape ?? {})));
+          lines.push(`for (const key in v) if (!${known}.has(key)) return ${ASK};`, 'return all;');
         }
         return lines.join('\n');
       }
