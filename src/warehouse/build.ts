@@ -21,7 +21,7 @@ import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmation
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
-import { runScheduled } from './schedule.ts';
+import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
 
 export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
@@ -44,9 +44,8 @@ export interface BuildOptions {
 
 /**
  * Models built at once by default. DuckDB runs each statement on every core already; a second model
- * fills what one leaves idle (stretches on one thread, small models). On 2 cores the bench lake (10M
- * rows) builds in 17.4-17.7 s two at once against 18.6-21.4 s one at a time; three gained nothing
- * there and hold more memory (bench/README.md).
+ * fills what one leaves idle (stretches on one thread, small models). A third gained nothing on the
+ * bench and held more memory (bench/README.md, `bench/warehouse.ts --concurrency`).
  */
 export const MODELS_AT_ONCE = 2;
 
@@ -81,6 +80,8 @@ export interface BuildResult {
  * it depends on is built; a model's tables are the same whatever was built beside it.
  */
 export async function buildWarehouse(options: BuildOptions): Promise<BuildResult> {
+  const concurrency = options.concurrency ?? MODELS_AT_ONCE;
+  checkLimit(concurrency, 'concurrency');
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
   const order = buildOrder(models);
   const selected = selectModels(models, options.select);
@@ -95,7 +96,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
 
   const lake = await readLake(options);
   const kept = partial ? order.filter((m) => !selected.has(m.name)).map((m) => m.name) : [];
-  const outcomes = new Map<string, { built: BuiltModel } | { skipped: string }>();
+  let outcomes: ReadonlyMap<string, Outcome> = new Map();
   try {
     const database = await openDuckDB(aside);
     try {
@@ -108,14 +109,13 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
       if (!partial)
         for (const name of present.keys())
           if (!models.some((m) => m.name === name)) await dropObject(db, name);
-      await buildModels(
+      outcomes = await buildModels(
         database,
         order.filter((m) => selected.has(m.name)),
         {
           lake,
           present,
-          outcomes,
-          concurrency: options.concurrency ?? MODELS_AT_ONCE,
+          concurrency,
         },
       );
       await detachScratch(db);
@@ -142,6 +142,9 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   return result;
 }
 
+/** What became of a model in a build. */
+type Outcome = { built: BuiltModel } | { skipped: string };
+
 /**
  * Builds `models` (in build order) up to `concurrency` at once, each on a new connection of `database`,
  * each once everything it depends on is built or skipped. A model that cannot be built (no data, or
@@ -154,14 +157,13 @@ async function buildModels(
   build: {
     lake: LakeSources;
     present: ReadonlyMap<string, 'table' | 'view'>;
-    outcomes: Map<string, { built: BuiltModel } | { skipped: string }>;
     concurrency: number;
   },
-): Promise<void> {
-  const { lake, present, outcomes } = build;
+): Promise<ReadonlyMap<string, Outcome>> {
+  const { lake, present } = build;
+  const outcomes = new Map<string, Outcome>();
   const began = performance.now();
   const now = () => (performance.now() - began) / 1000;
-  const modes = new Map<string, BuiltModel['mode']>();
   // The bookkeeping tables are shared by every model: one writer at a time, so no two transactions conflict.
   const bookkeeping = serially();
   await runScheduled({
@@ -185,7 +187,14 @@ async function buildModels(
         let rows: number | undefined;
         try {
           signal.throwIfAborted();
-          mode = await buildModel(db, model, lake, present.get(model.name) === 'table', modes, bookkeeping);
+          mode = await buildModel(
+            db,
+            model,
+            lake,
+            present.get(model.name) === 'table',
+            outcomes,
+            bookkeeping,
+          );
           rows =
             model.materialized === 'table'
               ? Number((await queryRows(db, `select count(*) as n from ${quoteIdent(model.name)}`))[0]?.n)
@@ -195,7 +204,6 @@ async function buildModels(
             cause: error,
           });
         }
-        modes.set(model.name, mode);
         const endedAt = now();
         outcomes.set(model.name, {
           built: {
@@ -214,14 +222,15 @@ async function buildModels(
       }
     },
   });
+  return outcomes;
 }
 
 /**
  * Which ready model starts first: the one ahead of the most work, as far as the lake tells before the
  * build. A model's work is the rows of the lake files it reads (a model over other models: theirs);
  * the work ahead of it is its own plus the most ahead of any model built on it. So the longest chains
- * (metrics, ERC-20 transfers, ICM messages, then their marts) start first, and the build does not end
- * on one of them alone while the other connection idles.
+ * (the largest streams' staging models, then their marts) start first, and the build does not end on
+ * one of them alone while the other connection idles.
  */
 function workAhead(models: readonly Model[], lake: LakeSources): (model: Model) => number {
   const work = new Map<string, number>();
@@ -256,7 +265,7 @@ async function buildModel(
   model: Model,
   lake: LakeSources,
   isTable: boolean,
-  modes: ReadonlyMap<string, BuiltModel['mode']>,
+  outcomes: ReadonlyMap<string, Outcome>,
   bookkeeping: <T>(work: () => Promise<T>) => Promise<T>,
 ): Promise<BuiltModel['mode']> {
   if (model.incremental) {
@@ -274,7 +283,8 @@ async function buildModel(
     }
   }
   const by = model.incrementalBy;
-  const source = by && modes.get(by.source);
+  const built = by && outcomes.get(by.source);
+  const source = built && 'built' in built ? built.built.mode : undefined;
   if (by && isTable && (source === 'incremental' || source === 'unchanged') && (await sameSql(db, model)))
     return applyIncrementalBy(db, { ...model, incrementalBy: by }, withLake(model.sql, lake));
   await dropObject(db, model.name);
@@ -297,7 +307,7 @@ async function readLake({ dataDir, catalog, localDir }: BuildOptions): Promise<L
 function whyUnavailable(
   model: Model,
   lake: LakeSources,
-  outcomes: ReadonlyMap<string, { built: BuiltModel } | { skipped: string }>,
+  outcomes: ReadonlyMap<string, Outcome>,
 ): string | undefined {
   for (const d of model.dependsOn) {
     const outcome = outcomes.get(d);
@@ -312,7 +322,8 @@ function whyUnavailable(
 async function dropObject(db: DuckDBConnection, name: string) {
   const rows = await queryRows(
     db,
-    `select table_type from information_schema.tables where table_schema = 'main' and table_name = ${quoteLiteral(name)}`,
+    // The warehouse's own catalog: the scratch database attached for the build has a `main` schema too.
+    `select table_type from information_schema.tables where table_catalog = current_database() and table_schema = 'main' and table_name = ${quoteLiteral(name)}`,
   );
   const type = rows[0]?.table_type;
   if (type === 'VIEW') await db.run(`drop view ${quoteIdent(name)}`);

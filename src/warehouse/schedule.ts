@@ -15,6 +15,12 @@ export interface ScheduleOptions<T extends Task> {
   run: (task: T, signal: AbortSignal) => Promise<void>;
 }
 
+/** Throws unless `limit` can bound how many tasks run at once: a whole number ≥ 1. */
+export function checkLimit(limit: number, name: string): void {
+  if (!(Number.isInteger(limit) && limit >= 1))
+    throw new RangeError(`${name} must be a whole number ≥ 1, got ${limit}`);
+}
+
 /**
  * Runs tasks up to `limit` at once, each as soon as everything it depends on has finished. The first
  * failure stops the schedule: nothing more starts, the running tasks are told through their signal,
@@ -27,8 +33,7 @@ export function runScheduled<T extends Task>({
   priority,
   run,
 }: ScheduleOptions<T>): Promise<void> {
-  if (!(Number.isInteger(limit) && limit >= 1))
-    throw new RangeError(`limit must be a whole number ≥ 1, got ${limit}`);
+  checkLimit(limit, 'limit');
   const listed = new Set(tasks.map((t) => t.name));
   const finished = new Set<string>();
   const rank = (task: T) => priority?.(task) ?? 0;

@@ -73,7 +73,7 @@ const isUsageMistake = (message: string): boolean =>
 export async function warehouseObjects(connection: DuckDBConnection): Promise<Map<string, 'table' | 'view'>> {
   const { rows } = await runQuery(
     connection,
-    `select table_name, table_type from information_schema.tables where table_schema = 'main' order by table_name`,
+    `select table_name, table_type from information_schema.tables where table_catalog = current_database() and table_schema = 'main' order by table_name`,
   );
   return new Map(rows.map((r) => [String(r[0]), r[1] === 'VIEW' ? 'view' : 'table']));
 }

@@ -115,7 +115,7 @@ describe('runScheduled', () => {
 });
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
-// The staging models and marts of the test's own (the real marts are edited by others meanwhile): two
+// The staging models and marts of the test's own (so it does not move with the real marts): two
 // independent marts over different staging models, one over both of them, and one incremental_by.
 const MODELS = join(tmp('avalake-models-'), 'models');
 cpSync('sql/models/staging', join(MODELS, 'staging'), { recursive: true });
