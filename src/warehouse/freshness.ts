@@ -82,7 +82,10 @@ export function judgeStream(
       stale.push({ ...lagged, kind: 'behind' });
   }
   const overdue = (s: Stale) => (s.kind === 'unchecked' ? s.checkedAge : (s.recordLag ?? 0));
-  stale.sort((a, b) => overdue(b) - overdue(a));
+  // Equally overdue partitions (checked in the same run) by their id: the same message every time,
+  // whatever order the run committed them in.
+  const idOf = (s: Stale) => partitionId(s.partition.partition);
+  stale.sort((a, b) => overdue(b) - overdue(a) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
   return { judged: judged.length, stale, limit };
 }
 
