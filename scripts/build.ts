@@ -62,7 +62,10 @@ try {
   const old = join(DIST, `.old-${process.pid}`);
   try {
     renameSync(OUT, old);
-  } catch {}
+  } catch (error) {
+    // No earlier build is the only reason to go on.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   renameSync(staging, OUT);
   rmSync(old, { recursive: true, force: true });
   console.log(`built ${relative(ROOT, OUT)} from ${files.length} source files`);

@@ -15,7 +15,7 @@ import { readFileSync, statSync } from 'node:fs';
 export function builtIsCurrent(root, env = process.env) {
   if (env.AVALAKE_FROM_SOURCE === '1') return false;
   try {
-    /** @type {{ files: { path: string, size: number, mtimeMs: number }[] }} */
+    /** @type {import('../../scripts/build.ts').BuildInputs} */
     const inputs = JSON.parse(readFileSync(new URL('dist/cli/inputs.json', root), 'utf8'));
     return (
       inputs.files.length > 0 &&

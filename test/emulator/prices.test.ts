@@ -53,7 +53,9 @@ async function rewardPrices(network: string, currency: string): Promise<Map<numb
   );
   const byDay = new Map<number, number>();
   for (const r of items) {
-    const day = dayOf(paidAt.get(r.rewardTxHash) as number);
+    const paid = paidAt.get(r.rewardTxHash);
+    expect(paid, r.rewardTxHash).toBeDefined();
+    const day = dayOf(paid as number);
     const { currencyCode, value } = r.reward.historicalPrice;
     expect(currencyCode).toBe(currency);
     expect(byDay.get(day) ?? value, `two ${currency} prices on day ${day}`).toBe(value);

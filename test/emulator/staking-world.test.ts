@@ -152,6 +152,7 @@ describe('the staking world', () => {
     const d = rewarded.find(
       (s) => s.validator?.rewardTx && s.validator.rewardTx.time <= t && s.validator.end - s.end > 86_400,
     ) as StakeRec;
+    expect(d).toBeDefined();
     const v = d.validator as StakeRec;
     const fee = d.rewardUtxos.find((u) => u.rewardType === 'VALIDATOR_FEE') as UtxoRec;
     const listed = await walk(
@@ -178,6 +179,7 @@ describe('the staking world', () => {
     });
     // A fee still held for a validator that has not ended is not listed yet.
     const held = rewarded.find((s) => !s.validator?.rewardTx || s.validator.rewardTx.time > t) as StakeRec;
+    expect(held).toBeDefined();
     const ofHeld = await walk(
       `${emu.url}/v1/networks/mainnet/rewards?nodeIds=${held.nodeId}&pageSize=100`,
       'historicalRewards',

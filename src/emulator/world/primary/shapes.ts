@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cb58Encode } from '../../encoding.ts';
 import { type Network, PRIMARY_CHAINS, PRIMARY_SUBNET_ID, type PrimaryChain } from '../networks.ts';
-import { isRewarded, rewardTxOf } from './ledger/staking.ts';
+import { delegationFee, isRewarded, rewardTxOf } from './ledger/staking.ts';
 import type { RewardType, StakeRec, TxRec, UtxoRec } from './types.ts';
 import { isStaked, utxoState } from './utxo-state.ts';
 
@@ -285,8 +285,7 @@ export const delegationStatus = (s: StakeRec, now: number): DelegationStatus =>
  */
 export function delegationRewards(s: StakeRec, now: number): { gross: bigint; net: bigint } {
   if (delegationStatus(s, now) === 'completed' && !isRewarded(s)) return { gross: 0n, net: 0n };
-  const fee = (s.potentialReward * BigInt(s.feePpm)) / 1_000_000n;
-  return { gross: s.potentialReward, net: s.potentialReward - fee };
+  return { gross: s.potentialReward, net: s.potentialReward - delegationFee(s) };
 }
 
 /**

@@ -28,7 +28,7 @@ export const isRewarded = (stake: StakeRec): boolean =>
   (stake.kind === 'validator' ? stake : stake.validator)?.uptime === undefined;
 
 /** The validator's fee on a rewarded delegation: its share (feePpm) of the delegation's reward, rounded down. */
-const delegationFee = (delegation: StakeRec): bigint =>
+export const delegationFee = (delegation: StakeRec): bigint =>
   (delegation.potentialReward * BigInt(delegation.feePpm)) / 1_000_000n;
 
 /**
