@@ -105,9 +105,11 @@ export async function extractPartition(work: PartitionWork) {
   let lastCheckpoint: Record<string, unknown> | undefined;
   let rows = 0;
   let rejects = 0;
+  /**
+   * Commits handed over so far, done or not: what the next one's decisions assume. Once `committing`
+   * has settled without failing, every one of them is done.
+   */
   let commits = 0;
-  /** Commits handed over so far, done or not: what the next one's decisions assume. */
-  let handedOver = 0;
   // The checkpoint as committed (or handed over to be), to tell a run that found nothing new from one that moved on.
   let committed = JSON.stringify(checkpoint ?? null);
   /**
@@ -130,15 +132,14 @@ export async function extractPartition(work: PartitionWork) {
     if (
       reached !== undefined &&
       // A full refresh has no committed answer to compare with.
-      isUnchangedAnswer(checkpoint, reached, handedOver > 0) &&
+      isUnchangedAnswer(checkpoint, reached, commits > 0) &&
       sealed.rejected === 0
     ) {
       // The same answer as last time: no rows, only the time at which it was still true.
-      handedOver++;
+      commits++;
       run = async () => {
         await sealed.abort();
         await lake.check(stream.name, partition, { confirmedAt: Number(reached.snapshotAt), observed: seen });
-        commits++;
       };
     } else if (
       reached === undefined ||
@@ -146,13 +147,12 @@ export async function extractPartition(work: PartitionWork) {
     ) {
       run = () => sealed.abort();
     } else {
-      handedOver++;
+      commits++;
       committed = JSON.stringify(reached);
       run = async () => {
         await sealed.commit(reached, seen);
         rows += sealed.rows;
         rejects += sealed.rejected;
-        commits++;
       };
     }
     committing = committing.then(run, async (error: unknown) => {

@@ -12,7 +12,7 @@
  *
  * @typedef {import('./columns.ts').ColumnSpec} ColumnSpec
  * @typedef {import('./columns.ts').LakeType} LakeType
- * @typedef {import('./batch-message.js').BatchMessage} BatchMessage
+ * @typedef {import('./batch-message.js').ColumnsMessage} ColumnsMessage
  * @typedef {import('./batch-message.js').DataMessage} DataMessage
  * @typedef {typeof import('apache-arrow')} Arrow
  */
@@ -81,7 +81,7 @@ export function arrowTypes(arrow) {
   /**
    * A built batch as an Arrow RecordBatch of `schema` (the same buffers, not copied).
    * @param {import('apache-arrow').Schema} schema
-   * @param {BatchMessage} message
+   * @param {ColumnsMessage} message
    * @returns {import('apache-arrow').RecordBatch}
    */
   function messageToBatch(schema, message) {

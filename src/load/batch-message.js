@@ -20,35 +20,12 @@
  *   children: DataMessage[],
  * }} DataMessage One column (or a struct's field, a list's elements): Arrow's offsets, values and
  *   validity bitmap (undefined when nothing is NULL), and the children of a nested type.
- * @typedef {{ length: number, columns: DataMessage[], packed?: ArrayBuffer }} BatchMessage `packed`, when
- *   set, is the one buffer every view of the batch lies in (packBatch).
+ * @typedef {{ length: number, columns: DataMessage[] }} ColumnsMessage A batch's columns as the column
+ *   builders finish them: views into buffers of their own.
+ * @typedef {ColumnsMessage & { packed: ArrayBuffer }} BatchMessage A batch as it crosses to the encoder
+ *   (packBatch): `packed` is the one buffer every view of the batch lies in, and posting the batch with
+ *   `[packed]` as its transfer list moves that buffer instead of copying it.
  */
-
-/**
- * The buffers a message can give away when it is posted: a packed batch's one buffer, else those its
- * views cover whole. A view into a larger buffer, or an empty one, is copied by the clone instead.
- * @param {BatchMessage} message
- * @returns {ArrayBuffer[]}
- */
-export function transferablesOf(message) {
-  if (message.packed) return [message.packed];
-  /** @type {Set<ArrayBuffer>} */
-  const buffers = new Set();
-  /** @param {Buffer | undefined} view */
-  const take = (view) => {
-    if (view && view.byteLength > 0 && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength)
-      buffers.add(/** @type {ArrayBuffer} */ (view.buffer));
-  };
-  /** @param {DataMessage} data */
-  const visit = (data) => {
-    take(data.valueOffsets);
-    take(data.values);
-    take(data.nullBitmap);
-    for (const child of data.children) visit(child);
-  };
-  for (const column of message.columns) visit(column);
-  return [...buffers];
-}
 
 /** Views start at multiples of this: the widest element (Float64, BigInt64) needs 8. */
 const ALIGN = 8;
@@ -57,7 +34,7 @@ const ALIGN = 8;
  * The batch with all its buffers copied into one ArrayBuffer, which is what crosses to the encoder: one
  * allocation made and freed per batch instead of one per column buffer (dozens for a wide table), so the
  * memory handed between threads comes and goes in large, uniform blocks.
- * @param {BatchMessage} message
+ * @param {ColumnsMessage} message
  * @returns {BatchMessage}
  */
 export function packBatch(message) {

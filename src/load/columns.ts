@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { EXACT_SUFFIX, lakeMetaOf } from '../schemas/lake.ts';
+import { defOf } from '../schemas/zod-def.ts';
 
 /** The lake type of a value, independent of Arrow: what a column builder needs to know. */
 export type LakeType =
@@ -29,19 +30,6 @@ export class LakeSchemaError extends Error {
 }
 
 type AnySchema = z.ZodType;
-
-interface Def {
-  type: string;
-  innerType?: AnySchema;
-  element?: AnySchema;
-  shape?: Record<string, AnySchema>;
-  options?: AnySchema[];
-  values?: unknown[];
-  in?: AnySchema;
-  out?: AnySchema;
-}
-
-const defOf = (schema: AnySchema): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The columns of a zod object schema, in its key order. */
 export function columnsOf(schema: AnySchema): ColumnSpec[] {

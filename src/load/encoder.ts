@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type BatchMessage, transferablesOf } from './batch-message.js';
+import type { BatchMessage } from './batch-message.js';
 import type { ColumnSpec } from './columns.ts';
 import type { WrittenFile } from './parquet.ts';
 
@@ -160,7 +160,7 @@ export function createWorkerEncoder(): ParquetEncoder {
       return {
         async push(batch) {
           if (file.failure) throw file.failure;
-          w.postMessage({ kind: 'rows', file: id, batch }, transferablesOf(batch));
+          w.postMessage({ kind: 'rows', file: id, batch }, [batch.packed]);
           file.inFlight++;
           file.rows += batch.length;
           if (file.inFlight > IN_FLIGHT_BATCHES)

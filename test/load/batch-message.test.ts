@@ -1,7 +1,7 @@
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { expect, it } from 'vitest';
 import { BATCH_ROWS, createBatchBuilder } from '../../src/load/batch-builder.ts';
-import { type BatchMessage, type DataMessage, transferablesOf } from '../../src/load/batch-message.js';
+import type { BatchMessage, DataMessage } from '../../src/load/batch-message.js';
 import { lakeColumnsOf } from '../../src/load/columns.ts';
 import { record, rows } from './fixtures/rich-records.ts';
 
@@ -38,13 +38,12 @@ it('a batch is packed in one buffer, aligned, and moved to the worker whole', ()
     .sort((a, b) => a.from - b.from);
   for (const [i, span] of spans.entries())
     if (i > 0) expect(span.from).toBeGreaterThanOrEqual(spans[i - 1]?.to ?? 0);
-  expect(transferablesOf(batch)).toEqual([batch.packed]);
 
   // Posted as the encoder posts it: the buffer moves, and what arrives is the same batch.
   const expected = structuredClone(batch);
   const { port1, port2 } = new MessageChannel();
-  port1.postMessage(batch, transferablesOf(batch));
-  expect(batch.packed?.byteLength).toBe(0);
+  port1.postMessage(batch, [batch.packed]);
+  expect(batch.packed.byteLength).toBe(0);
   const arrived = receiveMessageOnPort(port2)?.message as BatchMessage;
   port1.close();
   expect(arrived.length).toBe(count);

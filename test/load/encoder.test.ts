@@ -70,7 +70,7 @@ describe('the Parquet encoder', () => {
       const good = builder.finish();
       // A batch whose nested column lost its children: Arrow cannot make a batch of it.
       const broken: BatchMessage = {
-        length: good.length,
+        ...good,
         columns: good.columns.map((column) =>
           column.children.length > 0 ? { ...column, children: [] } : column,
         ),

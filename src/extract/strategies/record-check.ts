@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import { lakeMetaOf } from '../../schemas/lake.ts';
+import { defOf, optinOf, type ZodDef } from '../../schemas/zod-def.ts';
 
 /**
  * A quick check of a record against a stream's zod schema, compiled once per schema, that answers "zod
@@ -21,49 +23,19 @@ const SAME = 1;
 /** Zod may accept it but would hand back something else (or the check cannot tell): ask zod. */
 const ASK = 2;
 
-interface Check {
-  _zod: { def: CheckDef };
-}
-
-interface CheckDef {
-  check: string;
-  format?: string;
-  pattern?: RegExp;
-  value?: number | bigint;
-  inclusive?: boolean;
-  minimum?: number;
-  maximum?: number;
-  length?: number;
-  fn?: (value: unknown) => unknown;
-}
-
-interface Def {
-  type: string;
-  format?: string;
-  checks?: Check[];
-  shape?: Record<string, z.ZodType>;
-  element?: z.ZodType;
-  options?: z.ZodType[];
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  out?: z.ZodType;
-  entries?: Record<string, unknown>;
-  values?: unknown[];
-  transform?: (value: unknown) => unknown;
-}
-
-const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
-const optinOf = (schema: z.ZodType) => (schema as unknown as { _zod: { optin?: string } })._zod.optin;
 /** Node types whose check rejects undefined by itself: a missing key needs no test of its own. */
 const REJECTS_UNDEFINED = new Set(['string', 'number', 'boolean', 'enum', 'object', 'array']);
 
 const compiled = new WeakMap<z.ZodType, RecordCheck>();
 
+/** A free-form JSON field (`lake.json`): kept as the text of the value as given (see above). */
+const isJson = (schema: z.ZodType) => lakeMetaOf(schema)?.kind === 'json';
+
 /** The quick check of `schema`, compiled on first use. */
-export function recordCheckOf(schema: z.ZodType, isJson: (schema: z.ZodType) => boolean): RecordCheck {
+export function recordCheckOf(schema: z.ZodType): RecordCheck {
   let check = compiled.get(schema);
   if (!check) {
-    check = compileRecordCheck(schema, isJson);
+    check = compileRecordCheck(schema);
     compiled.set(schema, check);
   }
   return check;
@@ -74,7 +46,7 @@ export function recordCheckOf(schema: z.ZodType, isJson: (schema: z.ZodType) => 
  * read at its own site (one record shape each, as in row-append.ts). Values from the schema (patterns,
  * enum sets, refinement functions) are passed in as constants, never written into the code.
  */
-function compileRecordCheck(schema: z.ZodType, isJson: (schema: z.ZodType) => boolean): RecordCheck {
+function compileRecordCheck(schema: z.ZodType): RecordCheck {
   const constants: unknown[] = [];
   const functions: string[] = [];
   const constant = (value: unknown) => {
@@ -90,7 +62,7 @@ function compileRecordCheck(schema: z.ZodType, isJson: (schema: z.ZodType) => bo
     return `n${index}`;
   };
 
-  const checksOf = (def: Def, subject: 'number' | 'string' | 'array'): string[] | undefined => {
+  const checksOf = (def: ZodDef, subject: 'number' | 'string' | 'array'): string[] | undefined => {
     const lines: string[] = [];
     for (const check of def.checks ?? []) {
       const c = check._zod.def;
@@ -138,7 +110,7 @@ function compileRecordCheck(schema: z.ZodType, isJson: (schema: z.ZodType) => bo
     return lines;
   };
 
-  const bodyOf = (def: Def, inJson: boolean): string => {
+  const bodyOf = (def: ZodDef, inJson: boolean): string => {
     const ask = `return ${ASK};`;
     switch (def.type) {
       case 'string': {

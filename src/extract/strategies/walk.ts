@@ -1,11 +1,8 @@
 import type { z } from 'zod';
 import type { Reject } from '../../load/index.ts';
-import { lakeMetaOf } from '../../schemas/lake.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { PageRequest, Partition, StreamDefinition } from '../stream.ts';
 import { recordCheckOf } from './record-check.ts';
-
-const isJsonField = (schema: z.ZodType) => lakeMetaOf(schema)?.kind === 'json';
 
 /**
  * One step of a walk: the records to append (checked), the rejects, and the checkpoint that holds once
@@ -101,7 +98,7 @@ export function anyRecord(
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
   const rejects: Reject[] = [];
-  const quick = recordCheckOf(stream.schema, isJsonField);
+  const quick = recordCheckOf(stream.schema);
   for (const raw of stream.records(body)) {
     if (quick(raw)) {
       valid.push(raw as z.output<S>);
