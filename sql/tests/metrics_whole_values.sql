@@ -1,5 +1,7 @@
 -- description: The Metrics API's counts and amounts are whole numbers, so chain_metrics_daily holds them exactly as BIGINT or DECIMAL(38,0): a value with a fraction (or not finite) would be rounded or refused by its cast.
 -- requires: stg_metrics
+-- The count metrics are those not in RATE_METRICS of src/reference/metrics.ts; test/warehouse/test.test.ts
+-- fails when the list below drifts from it.
 with metrics as (
     select * from stg_metrics
 ),

@@ -1,7 +1,7 @@
 /**
  * The Metrics API's vocabulary (api-surfaces.md §2.16 and §4.18), read by both the emulator (to serve)
  * and the extractor (to ask): the seventeen metrics in the OpenAPI ChainMetric order, the intervals,
- * and which metrics exist at the day interval only.
+ * which metrics exist at the day interval only, and which are rates rather than whole numbers.
  */
 export const CHAIN_METRICS = [
   'activeAddresses',
@@ -23,6 +23,19 @@ export const CHAIN_METRICS = [
   'feesPaid',
 ] as const;
 export type ChainMetric = (typeof CHAIN_METRICS)[number];
+
+/**
+ * The metrics whose values have a fraction: rates per second, averages and prices per gas. Every other
+ * metric is a count or an amount, a whole number that the warehouse keeps exact.
+ */
+export const RATE_METRICS: ReadonlySet<ChainMetric> = new Set([
+  'avgGps',
+  'maxGps',
+  'avgTps',
+  'maxTps',
+  'avgGasPrice',
+  'maxGasPrice',
+]);
 
 export const METRIC_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type MetricInterval = (typeof METRIC_INTERVALS)[number];

@@ -5,6 +5,7 @@ import { vi } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { StakeRec } from '../../src/emulator/world/primary/index.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
+import type { ChainMetric } from '../../src/reference/metrics.ts';
 import { buildWarehouse, DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts';
 import { startEmulator, TEST_EPOCH } from './emulator.ts';
 import { demoWorkspace, extractOnce } from './extract.ts';
@@ -68,6 +69,10 @@ export async function martsWorkspace(options: { runs?: number } = {}): Promise<M
     query: (sql) => queryWarehouse(workspace.dataDir, sql),
   };
 }
+
+/** A metric's column in chain_metrics_daily: its name in snake case (avgGasPrice → avg_gas_price). */
+export const metricColumn = (metric: ChainMetric): string =>
+  metric.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** Rows by key, each row's compared columns. */
 export type Rows = Record<string, Record<string, unknown>>;

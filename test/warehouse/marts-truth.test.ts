@@ -2,12 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsAsOf } from '../../src/emulator/world/evm/index.ts';
 import { alignDown } from '../../src/emulator/world/evm/intervals.ts';
 import { PRIMARY_CHAINS } from '../../src/emulator/world/networks.ts';
-import { CHAIN_METRICS, servesInterval } from '../../src/reference/metrics.ts';
+import {
+  CHAIN_METRICS,
+  type ChainMetric,
+  RATE_METRICS,
+  servesInterval,
+} from '../../src/reference/metrics.ts';
 import {
   buildPlanted,
   differing,
   type MartsWorkspace,
   martsWorkspace,
+  metricColumn,
   type Query,
   type Rows,
 } from '../helpers/marts.ts';
@@ -15,22 +21,11 @@ import { scaled, utcDay } from '../helpers/warehouse.ts';
 
 const DAY = 86_400;
 
-/** A metric's column in chain_metrics_daily: its name in snake case (avgGasPrice → avg_gas_price). */
-const columnOf = (metric: string) => metric.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-/** The metrics kept as DOUBLE (rates, averages and gas prices); the others are counts and amounts, kept exact. */
-const RATE_METRICS: ReadonlySet<string> = new Set([
-  'avgGps',
-  'maxGps',
-  'avgTps',
-  'maxTps',
-  'avgGasPrice',
-  'maxGasPrice',
-]);
 /**
  * A served metric value as its column holds it: a count or amount as the exact integer of the JSON
  * number the API sent (as text, so an amount past 2^53 is compared digit by digit), a rate as a number.
  */
-const metricValue = (metric: string, value: number | null) =>
+const metricValue = (metric: ChainMetric, value: number | null) =>
   value === null ? null : RATE_METRICS.has(metric) ? value : String(BigInt(value));
 /** A TIMESTAMPTZ column as Unix seconds, to compare with the world's times. */
 const unixSeconds = (column: string) => `epoch(${column})::bigint as ${column}`;
@@ -65,7 +60,7 @@ describe('marts against the world, recomputed', () => {
       for (let t = alignDown(world.genesis, 'day'); t <= alignDown(asOf, 'day'); t += DAY) {
         const row: Record<string, unknown> = { count_metrics: String(served.length) };
         for (const metric of CHAIN_METRICS)
-          row[columnOf(metric)] = metricValue(
+          row[metricColumn(metric)] = metricValue(
             metric,
             served.includes(metric) ? world.evm.metric(chains, metric, 'day', t, asOf) : null,
           );
@@ -81,8 +76,8 @@ describe('marts against the world, recomputed', () => {
       rows.map((r) => {
         const row: Record<string, unknown> = { count_metrics: text(r.count_metrics) };
         for (const metric of CHAIN_METRICS) {
-          const value = r[columnOf(metric)];
-          row[columnOf(metric)] = RATE_METRICS.has(metric) ? num(value) : text(value);
+          const value = r[metricColumn(metric)];
+          row[metricColumn(metric)] = RATE_METRICS.has(metric) ? num(value) : text(value);
         }
         return [`${r.network} ${r.chain_id} ${r.metric_day}`, row];
       }),

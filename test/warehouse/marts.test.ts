@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { Pipeline } from '../../src/extract/pipeline.ts';
+import { CHAIN_METRICS, RATE_METRICS } from '../../src/reference/metrics.ts';
 import { DEFAULT_MODELS_DIR } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
 import { TEST_EPOCH } from '../helpers/emulator.ts';
@@ -8,6 +9,7 @@ import {
   isMirrored as isMirroredBy,
   type MartsWorkspace,
   martsWorkspace,
+  metricColumn,
   type Rows,
   rewardsDailyIn,
   rewardsDailyTruth,
@@ -16,9 +18,14 @@ import {
 } from '../helpers/marts.ts';
 import { queryWarehouse, utcDay } from '../helpers/warehouse.ts';
 
+// chain_metrics_daily's SQL cannot import RATE_METRICS: the types checked of every mart below hold its
+// casts to the set (DOUBLE for the rates, exact for the rest).
+const rateColumns = CHAIN_METRICS.filter((m) => RATE_METRICS.has(m)).map(metricColumn);
+const countColumns = CHAIN_METRICS.filter((m) => !RATE_METRICS.has(m)).map(metricColumn);
+
 /** The marts' DOUBLE columns, all rates or averages, or a reading beside an exact column; every other number is exact. */
 const INEXACT_COLUMNS: Record<string, string[]> = {
-  chain_metrics_daily: ['avg_gps', 'max_gps', 'avg_tps', 'max_tps', 'avg_gas_price', 'max_gas_price'],
+  chain_metrics_daily: rateColumns,
   erc20_flows_daily: ['in_tokens', 'out_tokens'],
   validators_history: ['delegation_fee_percent'],
 };
@@ -26,17 +33,8 @@ const INEXACT_COLUMNS: Record<string, string[]> = {
 const EXACT_COLUMNS: Record<string, Record<string, string>> = {
   chain_metrics_daily: {
     count_metrics: 'BIGINT',
-    active_addresses: 'BIGINT',
-    active_senders: 'BIGINT',
-    cumulative_tx_count: 'BIGINT',
-    cumulative_addresses: 'BIGINT',
-    cumulative_contracts: 'BIGINT',
-    cumulative_deployers: 'BIGINT',
-    contracts: 'BIGINT',
-    deployers: 'BIGINT',
-    gas_used: 'BIGINT',
-    tx_count: 'BIGINT',
-    fees_paid: 'DECIMAL(38,0)',
+    // Fees in wei can pass a BIGINT's range.
+    ...Object.fromEntries(countColumns.map((c) => [c, c === 'fees_paid' ? 'DECIMAL(38,0)' : 'BIGINT'])),
   },
 };
 

@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { test as testCommand } from '../../src/cli/test.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/index.ts';
+import { CHAIN_METRICS, RATE_METRICS } from '../../src/reference/metrics.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { runWarehouseTests } from '../../src/warehouse/test.ts';
+import { DEFAULT_TESTS_DIR, loadSqlTests, runWarehouseTests } from '../../src/warehouse/test.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { captureOutput } from '../helpers/output.ts';
@@ -77,6 +78,7 @@ describe('avalake test', () => {
     expect(out).toMatch(/^PASS\s+unique stg_rewards \(utxo_id\)$/m);
     expect(out).toMatch(/^PASS\s+accepted_values stg_delegators\.delegation_status$/m);
     expect(out).toMatch(/^PASS\s+reconcile_validator_stake$/m);
+    expect(out).toMatch(/^PASS\s+metrics_whole_values$/m);
     expect(out).toMatch(/^PASS\s+freshness rewards$/m);
     // No stream holds every EVM transaction yet: the reconciliation says why it did not run.
     expect(out).toMatch(/^SKIP\s+reconcile_evm_tx_count: needs stg_evm_transactions/m);
@@ -121,6 +123,33 @@ describe('avalake test', () => {
     expect(out).toMatch(/^FAIL\s+reconcile_validator_stake: \d+ offending rows?$/m);
     expect(out).toContain('validator differs from its staking tx');
     expect(out).toMatch(/\d+ passed, 4 failed, 0 errors, \d+ skipped$/m);
+  });
+
+  it('metrics_whole_values fails on a count or amount with a fraction, with its rows, and lets a rate have one', async () => {
+    // Every metric's newest day point of one chain set to 2.5: a value a rate may take, a count may not.
+    const point = `time_interval = 'day'
+      and chain_id = (select min(chain_id) from stg_metrics)
+      and period_start = (select max(period_start) from stg_metrics where time_interval = 'day')`;
+    const dir = await tampered([`update stg_metrics set "value" = 2.5 where ${point}`]);
+    const counts = CHAIN_METRICS.filter((m) => !RATE_METRICS.has(m));
+    const planted = await withDuckDB(
+      join(dir, 'warehouse.duckdb'),
+      (db) => queryRows(db, `select metric from stg_metrics where ${point} order by metric`),
+      { readOnly: true },
+    );
+    expect(planted.map((r) => r.metric)).toEqual([...CHAIN_METRICS].sort());
+    const { code, out } = await run({ dataDir: dir, select: 'stg_metrics' });
+    expect(code).toBe(1);
+    expect(out).toMatch(new RegExp(`^FAIL\\s+metrics_whole_values: ${counts.length} offending rows$`, 'm'));
+    expect(out).toMatch(/^\s+fuji\s+\S+\s+activeAddresses\s+day\s+.*\s2\.5\s*$/m);
+    // The SQL lists the count metrics itself: the rows it reports are exactly those not in RATE_METRICS.
+    const wholeValues = loadSqlTests(DEFAULT_TESTS_DIR).find((t) => t.name === 'metrics_whole_values');
+    const reported = await withDuckDB(
+      join(dir, 'warehouse.duckdb'),
+      (db) => queryRows(db, `select distinct metric from (${wholeValues?.sql}) order by metric`),
+      { readOnly: true },
+    );
+    expect(reported.map((r) => r.metric)).toEqual([...counts].sort());
   });
 
   it('freshness fails for a stream whose partitions were last checked longer ago than --max-age, naming them', async () => {

@@ -26,7 +26,8 @@
 --
 -- Counts and amounts arrive as JSON numbers (DOUBLE in the lake) and are stored exactly as integers;
 -- sql/tests/metrics_whole_values.sql fails if the API ever sends one with a fraction, which a cast
--- would round.
+-- would round. The rates that stay DOUBLE are RATE_METRICS of src/reference/metrics.ts, against which
+-- test/warehouse/marts.test.ts checks this model's column types.
 with metrics as (
     select * from stg_metrics
     where time_interval = 'day'
