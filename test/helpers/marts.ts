@@ -1,7 +1,7 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
+import { onTestFinished, vi } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { StakeRec } from '../../src/emulator/world/primary/index.ts';
 import { type Pipeline, PipelineSchema } from '../../src/extract/pipeline.ts';
@@ -88,13 +88,15 @@ export type Query = (sql: string) => Promise<Record<string, unknown>[]>;
 
 /**
  * A copy of sql/models with one edit to one mart (`from` replaced by `to`, which must occur), built with
- * what it reads into a warehouse of its own beside the workspace's lake. Returns a query on it.
+ * what it reads into a warehouse of its own beside the workspace's lake. Returns a query on it. Call it
+ * inside a test: the copy and its warehouse are deleted when that test finishes.
  */
 export async function buildPlanted(
   w: MartsWorkspace,
   plant: { mart: string; from: string; to: string },
 ): Promise<Query> {
   const dir = mkdtempSync(join(tmpdir(), 'avalake-planted-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const models = join(dir, 'models');
   cpSync(DEFAULT_MODELS_DIR, models, { recursive: true });
   const path = join(models, 'marts', `${plant.mart}.sql`);
