@@ -57,7 +57,7 @@ describe('planted defects are caught by the comparisons against the world', () =
     {
       defect: "APR without the validator's fee income",
       mart: 'apr_realized',
-      from: "when 'validation' then coalesce(fees.fee_income_navax, 0)",
+      from: "when 'validation' then coalesce(window_fees.fee_income_navax, 0)",
       to: "when 'validation' then 0",
       differences: aprDifferences,
     },

@@ -150,20 +150,6 @@ window_fees as (
     group by all
 ),
 
-fees as (
-    select
-        periods.network,
-        periods.staking_tx_hash,
-        window_fees.fee_income_navax
-    from periods
-    inner join window_fees
-        on window_fees.network = periods.network
-        and window_fees.node_id = periods.node_id
-        and window_fees.started_at = periods.started_at
-        and window_fees.ended_at = periods.ended_at
-    where periods.staking_kind = 'validation'
-),
-
 judged as (
     select
         periods.*,
@@ -183,7 +169,7 @@ judged as (
             ) then 0 end
         ) as reward_navax,
         case periods.staking_kind
-            when 'validation' then coalesce(fees.fee_income_navax, 0)
+            when 'validation' then coalesce(window_fees.fee_income_navax, 0)
         end as fee_income_navax,
         case periods.staking_kind
             when 'validation' then null
@@ -193,9 +179,12 @@ judged as (
     left join paid
         on periods.network = paid.network
         and periods.staking_tx_hash = paid.staking_tx_hash
-    left join fees
-        on periods.network = fees.network
-        and periods.staking_tx_hash = fees.staking_tx_hash
+    left join window_fees
+        on periods.staking_kind = 'validation'
+        and periods.network = window_fees.network
+        and periods.node_id = window_fees.node_id
+        and periods.started_at = window_fees.started_at
+        and periods.ended_at = window_fees.ended_at
     left join delegators
         on periods.network = delegators.network
         and periods.staking_tx_hash = delegators.tx_hash
