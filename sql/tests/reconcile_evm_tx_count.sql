@@ -6,7 +6,8 @@
 with transactions as (
     select
         chain_id,
-        block_timestamp
+        -- Note: the UTC day whatever the session's TimeZone, as the marts take it.
+        cast(make_timestamp(epoch_us(block_timestamp)) as date) as day
     from stg_evm_transactions
 ),
 
@@ -14,8 +15,8 @@ with transactions as (
 coverage as (
     select
         chain_id,
-        date_trunc('day', min(block_timestamp)) + interval 1 day as first_whole_day,
-        date_trunc('day', max(block_timestamp)) - interval 1 day as last_whole_day
+        min(day) + 1 as first_whole_day,
+        max(day) - 1 as last_whole_day
     from transactions
     group by chain_id
 ),
@@ -23,7 +24,7 @@ coverage as (
 counted as (
     select
         chain_id,
-        date_trunc('day', block_timestamp) as day,
+        day,
         count(*) as count_transactions
     from transactions
     group by all
@@ -32,7 +33,7 @@ counted as (
 tx_count as (
     select
         chain_id,
-        period_start as day,
+        cast(make_timestamp(epoch_us(period_start)) as date) as day,
         "value" as tx_count
     from stg_metrics
     where metric = 'txCount'

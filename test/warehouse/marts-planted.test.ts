@@ -64,15 +64,15 @@ describe('planted defects are caught by the comparisons against the world', () =
     {
       defect: "reward_day from the stake's start",
       mart: 'rewards_daily',
-      from: "cast(timezone('UTC', paid.paid_at) as date) as reward_day",
-      to: "cast(timezone('UTC', paid.started_at) as date) as reward_day",
+      from: 'cast(make_timestamp(epoch_us(paid.paid_at)) as date) as reward_day',
+      to: 'cast(make_timestamp(epoch_us(paid.started_at)) as date) as reward_day',
       differences: async (query) => differing(await rewardsDailyIn(query), rewardsDailyTruth(w)).length,
     },
     {
       defect: 'balances ending at the newest read of any partition',
       mart: 'address_balances_daily',
-      from: "cast(timezone('UTC', read_at) as date) as last_day",
-      to: "cast(timezone('UTC', max(read_at) over ()) as date) as last_day",
+      from: 'cast(make_timestamp(epoch_us(read_at)) as date) as last_day',
+      to: 'cast(make_timestamp(epoch_us(max(read_at) over ())) as date) as last_day',
       differences: async (query) => differing(await balanceEndsIn(query), balanceEndsTruth(w, read)).length,
     },
   ];

@@ -22,7 +22,9 @@ partitions as (
         network,
         keys['chain'] as chain,
         keys['address'] as address,
-        cast(timezone('UTC', read_at) as date) as last_day
+        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
+        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
+        cast(make_timestamp(epoch_us(read_at)) as date) as last_day
     from _lake.partitions
     where stream = 'utxos'
 ),
@@ -34,8 +36,8 @@ owned as (
         utxos.chain,
         utxos.asset_id,
         utxos.amount_navax as amount,
-        cast(timezone('UTC', utxos.created_at) as date) as created_day,
-        cast(timezone('UTC', utxos.consumed_at) as date) as consumed_day
+        cast(make_timestamp(epoch_us(utxos.created_at)) as date) as created_day,
+        cast(make_timestamp(epoch_us(utxos.consumed_at)) as date) as consumed_day
     from utxos
     cross join unnest(utxos.addresses) as owner(address)
 ),

@@ -36,8 +36,8 @@ with metrics as (
 final as (
     select
         chain_id,
-        -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
-        -- the time-zone library for every row, about twenty times slower.
+        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
+        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
         cast(make_timestamp(epoch_us(period_start)) as date) as metric_day,
         network,
         count(distinct metric) as count_metrics,

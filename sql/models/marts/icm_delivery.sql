@@ -36,8 +36,8 @@ final as (
         from_address,
         to_address,
         sent_at,
-        -- Note: the UTC day from the instant's microseconds since the epoch: timezone('UTC', …) goes through
-        -- the time-zone library for every row, about twenty times slower.
+        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
+        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
         cast(make_timestamp(epoch_us(sent_at)) as date) as sent_day,
         delivered_at,
         cast(make_timestamp(epoch_us(delivered_at)) as date) as delivered_day,

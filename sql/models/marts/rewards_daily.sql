@@ -53,7 +53,9 @@ paid as (
 
 owned as (
     select
-        cast(timezone('UTC', paid.paid_at) as date) as reward_day,
+        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
+        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
+        cast(make_timestamp(epoch_us(paid.paid_at)) as date) as reward_day,
         unnest(paid.reward_addresses) as reward_address,
         paid.node_id,
         paid.network,

@@ -27,7 +27,9 @@ supply as (
 day_snapshots as (
     select
         network,
-        cast(timezone('UTC', snapshot_at) as date) as snapshot_day,
+        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
+        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
+        cast(make_timestamp(epoch_us(snapshot_at)) as date) as snapshot_day,
         max(snapshot_at) as snapshot_at
     from validators
     group by all
