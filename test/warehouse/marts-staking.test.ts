@@ -40,8 +40,10 @@ describe('staking marts against the emulator truth', () => {
     expect(new Set(rows.filter((r) => r.is_rewarded).map((r) => String(r.apr))).size).toBeGreaterThan(5);
   });
 
-  it("apr_realized: a validation's fee income is the fees on its own delegations, paid at its end", async () => {
-    const { got, want } = await aprTruth(w, w.query);
+  // The test above compares every row's fee income with the world; this one makes sure those rows hold
+  // the validations whose fees are easy to put in the wrong period.
+  it("apr_realized: the rows compared include fee income that a node's later validation or an early-ended delegation could misplace", async () => {
+    const { want } = await aprTruth(w, w.query);
     // Validations with fee income whose node validated again later (that period's fees must not land
     // here), some with delegations that ended days before the validation paid their fees.
     const validations = primary()
@@ -54,7 +56,6 @@ describe('staking marts against the emulator truth', () => {
     expect(followed.some((s) => (s.delegators ?? []).some((d) => utcDay(d.end) !== utcDay(s.end)))).toBe(
       true,
     );
-    for (const s of followed) expect(got[s.tx.hash]?.fees, s.tx.hash).toBe(want[s.tx.hash]?.fees);
   });
 
   it('rewards_daily: a fee paid after its delegation ended counts on the day it was paid', async () => {
@@ -69,13 +70,13 @@ describe('staking marts against the emulator truth', () => {
     expect(late.length).toBeGreaterThan(5);
     const want = rewardsDailyTruth(w);
     const got = await rewardsDailyIn(w.query);
+    // The late fees' rows only: marts.test.ts compares the whole mart with the world.
     for (const { utxo, stake } of late)
       for (const address of utxo.addresses) {
         const paidDay = `${utcDay(utxo.createdAt)} ${address} ${stake.nodeId}`;
         expect(got[paidDay], paidDay).toEqual(want[paidDay]);
         expect(Number(got[paidDay]?.fees), paidDay).toBeGreaterThan(0);
       }
-    expect(got).toEqual(want);
   });
 
   it('rewards_daily: a reward with two owners counts for each of them', async () => {
