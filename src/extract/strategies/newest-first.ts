@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isRejectedPageToken } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
+import { canonicalJson } from './canonical-json.ts';
 import {
   anyRecord,
   checkRecords,
@@ -49,7 +50,7 @@ type NewestFirstCheckpoint = z.output<typeof NewestFirstCheckpoint>;
 type Window = NonNullable<NewestFirstCheckpoint['window']>;
 
 const versionOf = (record: unknown) =>
-  createHash('sha256').update(JSON.stringify(record)).digest('base64url').slice(0, 16);
+  createHash('sha256').update(canonicalJson(record)).digest('base64url').slice(0, 16);
 
 export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let checkpoint = ctx.checkpoint;

@@ -4,6 +4,7 @@ import type { Reject } from '../../load/index.ts';
 import { partitionId } from '../../load/layout.ts';
 import { isRejectedPageToken } from '../errors.ts';
 import type { SnapshotStream } from '../stream.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { checkRecords, createPager, nextTokenOf, type Walk, type WalkContext } from './walk.ts';
 
 /** The column that stamps every row of a snapshot with the moment it was observed. */
@@ -80,7 +81,7 @@ function answerHash(from: string | undefined) {
   return {
     addPage(records: readonly object[], rejects: readonly Reject[]) {
       const page = createHash('sha256').update(value);
-      for (const record of records) page.update(JSON.stringify(record, exactText)).update('\n');
+      for (const record of records) page.update(canonicalJson(record)).update('\n');
       for (const reject of rejects) page.update(`reject ${reject.raw}\n`);
       value = page.digest('base64url');
     },
@@ -108,8 +109,4 @@ export function isUnchangedAnswer(
     committed?.answer !== undefined &&
     committed.answer === next.answer
   );
-}
-
-function exactText(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? value.toString() : value;
 }
