@@ -189,6 +189,28 @@ describe('the staking world', () => {
     ]);
   });
 
+  it('a delegation ending in the same second as its validator is rewarded first, as avalanchego removes delegators before validators', () => {
+    const t = now();
+    const sameSecond = truth()
+      .stakes(t)
+      .filter((d) => d.kind === 'delegator' && d.validator?.end === d.end)
+      .filter((d) => d.validator?.rewardTx && d.validator.rewardTx.time <= t)
+      .filter((d) => d.rewardUtxos.some((u) => u.rewardType === 'DELEGATOR'))
+      .filter((d) => d.rewardUtxos.some((u) => u.rewardType === 'VALIDATOR_FEE'));
+    expect(sameSecond.length, 'the world has delegations that end with their validator').toBeGreaterThan(0);
+    for (const d of sameSecond) {
+      const v = d.validator as StakeRec;
+      expect(d.rewardTx?.index, d.tx.hash).toBeLessThan(v.rewardTx?.index as number);
+      // Both reward UTXOs are named after the delegation's staking transaction, in the order they were paid.
+      const own = d.rewardUtxos.find((u) => u.rewardType === 'DELEGATOR') as UtxoRec;
+      const fee = d.rewardUtxos.find((u) => u.rewardType === 'VALIDATOR_FEE') as UtxoRec;
+      expect([own.outputIndex, fee.outputIndex], d.tx.hash).toEqual([
+        d.tx.emitted.length,
+        d.tx.emitted.length + 1,
+      ]);
+    }
+  });
+
   it('some validators leave for days and come back', () => {
     let returns = 0;
     for (const node of truth().nodes()) {

@@ -1,4 +1,7 @@
-/** Keeps the events scheduled and not yet run in (time, seq) order: each chain's history is in time order. */
+/**
+ * Keeps the events scheduled and not yet run in (time, rank, seq) order: each chain's history is in time
+ * order, and in the P-Chain's order within a second.
+ */
 import type { EvmChainInfo } from '../../chains.ts';
 import type { NodeInfo, Wallet } from '../actors.ts';
 import type { StakeRec, UtxoRec } from '../types.ts';
@@ -15,10 +18,20 @@ export type Event =
 
 export interface Queued {
   time: number;
-  /** Scheduling order: the tie-breaker of events at the same time. */
+  /** Which of the events at the same time runs first (rankOf). */
+  rank: number;
+  /** Scheduling order: the tie-breaker of events at the same time and rank. */
   seq: number;
   event: Event;
 }
+
+/**
+ * A delegation that ends in the same second as its validator is rewarded first: avalanchego removes
+ * stakers by end time, then by priority, and primary-network delegators come before validators (see its
+ * txs/priorities.go). So the delegation's reward UTXO takes the output index after its stake, and the
+ * validator's fee on it, paid by the validator's RewardValidatorTx, the one after that.
+ */
+const rankOf = (event: Event) => (event.kind === 'reward' && event.stake.kind !== 'validator' ? 0 : 1);
 
 export interface EventQueue {
   push(time: number, event: Event): void;
@@ -26,11 +39,12 @@ export interface EventQueue {
   popBefore(t: number): Queued | undefined;
 }
 
-/** A binary heap on (time, seq). */
+/** A binary heap on (time, rank, seq). */
 export function createEventQueue(): EventQueue {
   const heap: Queued[] = [];
   let queued = 0;
-  const before = (a: Queued, b: Queued) => a.time < b.time || (a.time === b.time && a.seq < b.seq);
+  const before = (a: Queued, b: Queued) =>
+    a.time !== b.time ? a.time < b.time : a.rank !== b.rank ? a.rank < b.rank : a.seq < b.seq;
   const pop = (): Queued => {
     const top = heap[0] as Queued;
     const last = heap.pop() as Queued;
@@ -51,7 +65,7 @@ export function createEventQueue(): EventQueue {
   };
   return {
     push(time, event) {
-      heap.push({ time, seq: queued++, event });
+      heap.push({ time, rank: rankOf(event), seq: queued++, event });
       for (let i = heap.length - 1; i > 0; ) {
         const up = (i - 1) >> 1;
         if (!before(heap[i] as Queued, heap[up] as Queued)) break;
