@@ -33,9 +33,9 @@ export interface Model {
    */
   incremental: boolean;
   /**
-   * `-- incremental_by: day = cast(timezone('UTC', ended_at) as date) from stg_rewards`: the model's rows
-   * with a given `column` value depend only on the rows of incremental model `source` whose `expression`
-   * has that value, so a build recomputes only the values the source's new rows touch.
+   * `-- incremental_by: metric_day = cast(make_timestamp(epoch_us(period_start)) as date) from stg_metrics`:
+   * the model's rows with a given `column` value depend only on the rows of incremental model `source`
+   * whose `expression` has that value, so a build recomputes only the values the source's new rows touch.
    */
   incrementalBy?: { column: string; expression: string; source: string };
   /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
