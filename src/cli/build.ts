@@ -1,3 +1,4 @@
+import { LockHeldError } from '../load/index.ts';
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
 import { lakeOption } from './catalog.ts';
@@ -10,6 +11,7 @@ interface BuildArgs {
   select?: string;
   models?: string;
   json?: boolean;
+  wait?: boolean;
 }
 
 export function formatBuild(result: BuildResult): string {
@@ -22,7 +24,10 @@ export function formatBuild(result: BuildResult): string {
   return lines.join('\n');
 }
 
-/** The whole command, returning its exit code: 2 for a mistake in the models, 1 for a failed build. */
+/**
+ * The whole command, returning its exit code: 2 for a mistake in the models, 1 for a failed build, 75
+ * when another build of the warehouse is running (unless `--wait`).
+ */
 export async function build(
   args: BuildArgs,
   env: Readonly<Record<string, string | undefined>> = {},
@@ -34,6 +39,13 @@ export async function build(
       ...lake,
       modelsDir: args.models ?? 'sql/models',
       ...(args.select !== undefined ? { select: args.select } : {}),
+      lock: {
+        wait: args.wait ?? false,
+        onWait: (holder) =>
+          process.stderr.write(
+            `avalake: waiting for the build of pid ${holder.pid} on ${holder.hostname} (${holder.command}) to finish\n`,
+          ),
+      },
     });
     process.stdout.write(`${args.json ? JSON.stringify(result) : formatBuild(result)}\n`);
     return EXIT.ok;
@@ -41,6 +53,10 @@ export async function build(
     if (error instanceof ModelError) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.usage;
+    }
+    if (error instanceof LockHeldError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.locked;
     }
     process.stderr.write(`avalake: ${(error as Error).message}\n`);
     return EXIT.failed;

@@ -114,7 +114,8 @@ export const COMMANDS = [
         .option('local-dir', localDirOption)
         .option('select', selectOption)
         .option('models', modelsOption)
-        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' })
+        .option('wait', { type: 'boolean', describe: 'Wait for another build of the warehouse to finish' }),
     handler: lazy(async () => (await import('./build.ts')).build),
   },
   {

@@ -3,7 +3,7 @@ import type { Logger } from '../extract/log.ts';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
 import { STREAMS } from '../extract/streams/index.ts';
-import { partitionId } from '../load/index.ts';
+import { LockHeldError, partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { type MaxAge, parseMaxAge } from '../warehouse/freshness.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
@@ -77,6 +77,13 @@ export interface RunReport {
 }
 
 const since = (t: number) => Math.round((Date.now() - t) / 100) / 10;
+
+/**
+ * How long a run's build waits for another build of the same warehouse (another worker's run, or a
+ * slow one of its own cron) before it gives up with exit 75. Long enough for any build; short enough
+ * that runs stuck behind a hung one do not pile up.
+ */
+const BUILD_WAIT_MS = 30 * 60_000;
 
 /**
  * Extract, build, test, in that order: the entry for cron. Exit codes of DESIGN.md: configuration 2,
@@ -166,6 +173,18 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         dataDir: config.dataDir,
         localDir: config.localDir,
         ...catalogOf(config),
+        // Queued behind a build already running, so that a run that ends ok has its rows in the warehouse.
+        lock: {
+          wait: true,
+          timeoutMs: BUILD_WAIT_MS,
+          signal: interrupt.signal,
+          onWait: (holder) =>
+            log({
+              msg: 'waiting for another build of the warehouse',
+              pid: holder.pid,
+              host: holder.hostname,
+            }),
+        },
       });
       report.build = {
         status: 'ok',
@@ -186,6 +205,23 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       });
     } catch (error) {
       const reason = (error as Error).message;
+      // Only the wait for another build ends on a signal (a build once begun runs to its end).
+      const waitInterrupted = error === interrupt.signal.reason || (error as Error).name === 'AbortError';
+      if (interrupt.signal.aborted && waitInterrupted) {
+        report.status = 'interrupted';
+        report.build = { ...report.build, reason: 'interrupted', seconds: since(buildStarted) };
+        report.test.reason = 'interrupted';
+        return finish(EXIT.interrupted);
+      }
+      if (error instanceof LockHeldError) {
+        report.status = 'locked';
+        report.failedStep = 'build';
+        report.build = { ...report.build, reason, seconds: since(buildStarted) };
+        report.test.reason = 'the build did not run';
+        log({ level: 'error', msg: 'build locked', error: reason });
+        await compactStep(config, report, log);
+        return finish(EXIT.locked);
+      }
       report.build = { ...report.build, status: 'failed', reason, seconds: since(buildStarted) };
       report.test.reason = 'the build failed';
       report.failedStep ??= 'build';

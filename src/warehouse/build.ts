@@ -1,7 +1,7 @@
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fsyncFile, isObjectStorage } from '../load/index.ts';
+import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../load/index.ts';
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import {
   applyDelta,
@@ -38,6 +38,11 @@ export interface BuildOptions {
   select?: string;
   /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
   catalog?: string;
+  /**
+   * How the warehouse's build lock (`warehouse.duckdb.lock`) is taken: by default a build that finds
+   * another one running fails with LockHeldError (exit 75); `wait` queues behind it.
+   */
+  lock?: LockOptions;
   /** Models built at once, each on a connection of its own (default `MODELS_AT_ONCE`). */
   concurrency?: number;
 }
@@ -83,13 +88,30 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   const concurrency = options.concurrency ?? MODELS_AT_ONCE;
   checkLimit(concurrency, 'concurrency');
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
+  const target = resolve(options.localDir ?? options.dataDir, WAREHOUSE_FILE);
+  await mkdir(dirname(target), { recursive: true });
+  // One build of a warehouse at a time: two would each swap their copy in, and the one that started
+  // first, from an older lake, could land last. Holding the lock also tells that a copy left aside is a
+  // killed build's, so it is deleted instead of filling the disk run after run.
+  const lock = await acquireLock(`${target}.lock`, options.lock);
+  try {
+    await removeCopiesAside(target);
+    return await buildAside(options, models, target, concurrency);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Builds a copy of the warehouse beside it, then swaps it in. */
+async function buildAside(
+  options: BuildOptions,
+  models: Model[],
+  target: string,
+  concurrency: number,
+): Promise<BuildResult> {
   const order = buildOrder(models);
   const selected = selectModels(models, options.select);
-  const target = resolve(options.localDir ?? options.dataDir, WAREHOUSE_FILE);
-  const aside = `${target}.building-${process.pid}`;
-  await mkdir(dirname(target), { recursive: true });
-  await rm(aside, { force: true });
-  await rm(`${aside}.wal`, { force: true });
+  const aside = `${target}${ASIDE}${process.pid}`;
   const previous = !options.fromScratch && (await exists(target));
   if (previous) await copyFile(target, aside);
   const partial = options.select !== undefined && previous;
@@ -294,6 +316,19 @@ async function buildModel(
   else await bookkeeping(() => forgetHeld(db, model));
   if (model.incrementalBy) await bookkeeping(() => recordSql(db, model));
   return 'full';
+}
+
+/** What a build's copy of the warehouse is named, after the warehouse's own name and before its pid. */
+const ASIDE = '.building-';
+
+/**
+ * Deletes the copies (and their write-ahead logs) that builds left aside. Called with the build lock
+ * held, so none of them is being built: each is what a killed build left behind.
+ */
+async function removeCopiesAside(target: string) {
+  const prefix = `${basename(target)}${ASIDE}`;
+  for (const name of await readdir(dirname(target)))
+    if (name.startsWith(prefix)) await rm(join(dirname(target), name), { force: true });
 }
 
 /** The lake's committed files: in place, or mirrored from object storage into the local directory. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   cpSync,
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { acquireLock } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, quoteIdent, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
@@ -80,6 +81,28 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** `avalake …` started in a child process, watched while it runs. */
+function started(args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, ['bin/avalake.js', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (d) => (out.stdout += d));
+  child.stderr?.on('data', (d) => (out.stderr += d));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : null)));
+  });
+  /** Resolves once stderr has matched `pattern` (the process is then where the test wants it). */
+  const said = async (pattern: RegExp) => {
+    while (!pattern.test(out.stderr)) {
+      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode} first: ${out.stderr}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  return { child, out, exited, said };
 }
 
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -240,6 +263,64 @@ describe('avalake build', () => {
       expect(result.stderr).toMatch(/model broken_model \(.*broken_model\.sql\) failed: Binder Error/);
       expect(sha256(path)).toBe(before);
       expect(readdirSync(dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
+    }
+  });
+
+  it('builds one at a time: another is exit 75 naming the build it found, or with --wait builds after it; copies killed builds left aside are deleted', async () => {
+    const dataDir = lakeCopy();
+    // What a build killed halfway leaves: its copy and the copy's write-ahead log.
+    const leftovers = ['warehouse.duckdb.building-4194303', 'warehouse.duckdb.building-4194303.wal'];
+    for (const name of leftovers) writeFileSync(join(dataDir, name), 'x'.repeat(1024));
+    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
+      command: 'a build in the test',
+    });
+    let released = false;
+    try {
+      const refused = await cli(['build', '--data-dir', dataDir, '--models', MODELS]);
+      expect(refused.code).toBe(75);
+      expect(refused.stderr).toContain(
+        `another avalake run holds ${join(dataDir, 'warehouse.duckdb.lock')}: pid ${process.pid}`,
+      );
+      expect(refused.stderr).toContain('(a build in the test); let it finish, or pass --wait');
+      expect(readdirSync(dataDir).sort()).toEqual(['lake', 'warehouse.duckdb.lock', ...leftovers].sort());
+
+      const queued = started(['build', '--data-dir', dataDir, '--models', MODELS, '--wait']);
+      await queued.said(/waiting for the build of pid \d+ on .* \(a build in the test\) to finish/);
+      expect(existsSync(join(dataDir, 'warehouse.duckdb'))).toBe(false);
+      await held.release();
+      released = true;
+      expect(await queued.exited).toBe(0);
+      expect(queued.out.stdout).toContain('built  metric_points');
+      expect(readdirSync(dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
+    } finally {
+      if (!released) await held.release();
+    }
+  });
+
+  it('a run queues its build behind another one, and an interrupt while it waits ends it at once (exit 130), the warehouse untouched', async () => {
+    const dataDir = lakeCopy();
+    await buildWarehouse({ dataDir, modelsDir: MODELS });
+    const before = sha256(join(dataDir, 'warehouse.duckdb'));
+    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
+      command: 'a build in the test',
+    });
+    try {
+      const args = ['run', workspace.pipelinePath, '--data-dir', dataDir, '--streams', STREAMS, '--json'];
+      const run = started(args);
+      await run.said(/waiting for another build of the warehouse/);
+      run.child.kill('SIGINT');
+      expect(await run.exited).toBe(130);
+      const report = JSON.parse(run.out.stdout);
+      expect(report).toMatchObject({
+        status: 'interrupted',
+        exitCode: 130,
+        extract: { status: 'ok' },
+        build: { status: 'not run', reason: 'interrupted' },
+        test: { status: 'not run', reason: 'interrupted' },
+      });
+      expect(sha256(join(dataDir, 'warehouse.duckdb'))).toBe(before);
+    } finally {
+      await held.release();
     }
   });
 });
