@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import {
   CatalogUnavailableError,
   isObjectStorage,
@@ -11,6 +12,7 @@ import {
   type WorkerStanding,
 } from '../load/index.ts';
 import { durationText } from '../warehouse/duration.ts';
+import { WAREHOUSE_FILE } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
@@ -44,6 +46,11 @@ export interface LakeStatus {
   extracted: boolean;
   /** The lock file's holder: a run in progress (or a stale lock the next run will take over). */
   lockedBy: LockHolder | null;
+  /**
+   * The holder of the warehouse's build lock, for a warehouse in the data directory: a build in
+   * progress, or a lock left by a machine that died (see the README's several workers).
+   */
+  buildingBy: LockHolder | null;
   partitions: PartitionStanding[];
   /** With a catalog: its workers, live or gone, and the partitions each holds. */
   workers?: WorkerStanding[];
@@ -85,6 +92,9 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
     extracted: partitions.length > 0,
     // A lake on object storage has no lock file: its writers are the catalog's workers.
     lockedBy: isObjectStorage(dataDir) ? null : ((await readLockHolder(lakePaths(dataDir).lockFile)) ?? null),
+    buildingBy: isObjectStorage(dataDir)
+      ? null
+      : ((await readLockHolder(`${resolve(dataDir, WAREHOUSE_FILE)}.lock`)) ?? null),
     partitions,
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
@@ -190,6 +200,10 @@ export function formatStatus(status: LakeStatus): string {
   if (status.lockedBy) {
     const h = status.lockedBy;
     lines.push(`a run holds the data directory: pid ${h.pid} on ${h.hostname} since ${h.since}`);
+  }
+  if (status.buildingBy) {
+    const h = status.buildingBy;
+    lines.push(`a build holds the warehouse: pid ${h.pid} on ${h.hostname} since ${h.since}`);
   }
   const live = status.workers?.filter((w) => w.live) ?? [];
   if (status.workers)

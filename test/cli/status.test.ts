@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,7 +59,13 @@ describe('avalake status', () => {
     expect(table.stdout).toMatch(/nothing extracted yet into .*never: no commits\. Run "avalake extract/);
     const json = await runStatus({ dataDir, json: true });
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ dataDir, extracted: false, lockedBy: null, partitions: [] });
+    expect(JSON.parse(json.stdout)).toEqual({
+      dataDir,
+      extracted: false,
+      lockedBy: null,
+      buildingBy: null,
+      partitions: [],
+    });
   });
 
   it('refuses a data directory that is a file: exit 2', async () => {
@@ -165,8 +171,9 @@ describe('avalake status', () => {
     );
   });
 
-  it('shows a run in progress from the lock file, without taking or touching it', async () => {
+  it('shows a run and a build in progress from their lock files, without taking or touching them', async () => {
     const lockFile = join(workspace.dataDir, 'avalake.lock');
+    const buildLockFile = join(workspace.dataDir, 'warehouse.duckdb.lock');
     mkdirSync(workspace.dataDir, { recursive: true });
     const holder = {
       pid: process.pid,
@@ -175,13 +182,30 @@ describe('avalake status', () => {
       command: 'x',
       token: 't',
     };
+    const builder = { ...holder, since: '2026-11-03T00:00:00.000Z', command: 'avalake build', token: 'b' };
     writeFileSync(lockFile, JSON.stringify(holder));
-    const out = await runStatus({ dataDir: workspace.dataDir });
-    expect(out.code).toBe(0);
-    expect(out.stdout).toContain(
-      `a run holds the data directory: pid ${process.pid} on ${hostname()} since 2026-11-02`,
-    );
-    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toEqual(holder);
+    writeFileSync(buildLockFile, JSON.stringify(builder));
+    try {
+      const out = await runStatus({ dataDir: workspace.dataDir });
+      expect(out.code).toBe(0);
+      expect(out.stdout).toContain(
+        `a run holds the data directory: pid ${process.pid} on ${hostname()} since 2026-11-02`,
+      );
+      expect(out.stdout).toContain(
+        `a build holds the warehouse: pid ${process.pid} on ${hostname()} since 2026-11-03`,
+      );
+      const json = JSON.parse(
+        (await runStatus({ dataDir: workspace.dataDir, json: true })).stdout,
+      ) as LakeStatus;
+      expect({ lockedBy: json.lockedBy, buildingBy: json.buildingBy }).toEqual({
+        lockedBy: holder,
+        buildingBy: builder,
+      });
+      expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toEqual(holder);
+      expect(JSON.parse(readFileSync(buildLockFile, 'utf8'))).toEqual(builder);
+    } finally {
+      rmSync(buildLockFile);
+    }
   });
 
   it('runs as a process: exit 0 and JSON on stdout', async () => {
