@@ -1,12 +1,17 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import {
+  acquireLock,
   CatalogUnavailableError,
   type CompactionResult,
+  isObjectStorage,
   LakeCorruptError,
   LockHeldError,
   openLake,
   readLakeState,
   StorageUnavailableError,
 } from '../load/index.ts';
+import { WAREHOUSE_FILE } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
@@ -28,6 +33,11 @@ export interface CompactionReport {
 /**
  * Merges small files under the data directory's lock. `due`: only what passed its threshold (the end of
  * every `run`); `all`: every folder's small files (`avalake compact`).
+ *
+ * Also under the warehouse's build lock (build.ts), when the warehouse is in `warehouseDir` (default: a
+ * local data directory): a build reads the lake's files as they were when it began, and compaction
+ * deletes the files it merges, so it must not run while another run's build of that warehouse does.
+ * Taken first, since a build never waits for the data directory's lock.
  */
 export async function compactLake(options: {
   dataDir: string;
@@ -35,18 +45,31 @@ export async function compactLake(options: {
   streams?: readonly string[];
   wait?: boolean;
   catalog?: string;
+  warehouseDir?: string;
 }): Promise<CompactionReport> {
   const started = Date.now();
-  const lake = await openLake({
-    dataDir: options.dataDir,
-    lock: { wait: options.wait ?? false },
-    ...(options.catalog ? { catalog: options.catalog } : {}),
-  });
+  const lock = { wait: options.wait ?? false };
+  const warehouseDir =
+    options.warehouseDir ?? (isObjectStorage(options.dataDir) ? undefined : options.dataDir);
+  // No directory, no warehouse: nothing to keep apart from (and the lock file would have nowhere to go).
+  const buildLock =
+    warehouseDir !== undefined && existsSync(warehouseDir)
+      ? await acquireLock(`${resolve(warehouseDir, WAREHOUSE_FILE)}.lock`, lock)
+      : undefined;
   try {
-    const streams = await lake.compact(options.mode, options.streams);
-    return { seconds: (Date.now() - started) / 1000, streams };
+    const lake = await openLake({
+      dataDir: options.dataDir,
+      lock,
+      ...(options.catalog ? { catalog: options.catalog } : {}),
+    });
+    try {
+      const streams = await lake.compact(options.mode, options.streams);
+      return { seconds: (Date.now() - started) / 1000, streams };
+    } finally {
+      await lake.close();
+    }
   } finally {
-    await lake.close();
+    await buildLock?.release();
   }
 }
 
@@ -61,7 +84,10 @@ export function formatCompaction(report: CompactionReport): string {
   return lines.join('\n');
 }
 
-/** `avalake compact`: exit 0, 2 for an unknown stream, 75 when another run holds the lock, 1 for a damaged lake. */
+/**
+ * `avalake compact`: exit 0, 2 for an unknown stream, 75 when another run holds the lock or another
+ * build the warehouse's, 1 for a damaged lake.
+ */
 export async function compact(
   args: CompactArgs,
   env: Readonly<Record<string, string | undefined>> = {},

@@ -312,7 +312,12 @@ async function compactStep(config: ExtractConfig, report: RunReport, log: Logger
   const { dataDir } = config;
   const started = Date.now();
   try {
-    const done = await compactLake({ dataDir, mode: 'due', ...catalogOf(config) });
+    const done = await compactLake({
+      dataDir,
+      mode: 'due',
+      ...catalogOf(config),
+      warehouseDir: config.localDir,
+    });
     report.compact = { status: 'ok', seconds: since(started), streams: done.streams };
     if (done.streams.length > 0)
       log({
@@ -323,6 +328,12 @@ async function compactStep(config: ExtractConfig, report: RunReport, log: Logger
       });
   } catch (error) {
     const reason = (error as Error).message;
+    if (error instanceof LockHeldError) {
+      // Another run is building or extracting: its turn now, compaction's with a later run.
+      report.compact = { status: 'not run', reason, seconds: since(started), streams: [] };
+      log({ msg: 'compaction left to a later run', why: reason });
+      return;
+    }
     report.compact = { status: 'failed', reason, seconds: since(started), streams: [] };
     log({ level: 'warn', msg: 'compaction failed; the next run tries again', error: reason });
   }

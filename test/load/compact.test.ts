@@ -6,9 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { compactLake } from '../../src/cli/compact.ts';
 import { FOLD_RECORDS } from '../../src/load/commit.ts';
 import { MERGE_FILES } from '../../src/load/compact.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
+import { acquireLock, LockHeldError } from '../../src/load/lock.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { query } from './duck.ts';
 import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
@@ -100,6 +102,28 @@ describe('compaction', () => {
     const again = await openTest();
     expect(await perPartition()).toEqual(await expectedFrom(again));
     expect((await readLakeState(dataDir)).get(STREAM)?.files.map((f) => f.path)).toHaveLength(2);
+  });
+
+  it('waits its turn with a build of the warehouse, which reads the files compaction deletes', async () => {
+    const l = await openTest();
+    await commitMany(l, 20);
+    await l.close();
+    open.splice(0);
+    const files = await globFiles();
+    const build = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
+      command: 'a build in the test',
+    });
+    try {
+      const refused = compactLake({ dataDir, mode: 'all' });
+      await expect(refused).rejects.toThrow(LockHeldError);
+      await expect(refused).rejects.toThrow(`pid ${process.pid}`);
+      expect(await globFiles()).toEqual(files);
+    } finally {
+      await build.release();
+    }
+    const done = await compactLake({ dataDir, mode: 'all' });
+    expect(done.streams).toMatchObject([{ stream: STREAM, merged: 20, written: 1 }]);
+    expect(await globFiles()).toHaveLength(1);
   });
 
   it('after a run, merges only a size tier that reached its threshold', async () => {
