@@ -290,6 +290,28 @@ async function buildModel(
   outcomes: ReadonlyMap<string, Outcome>,
   bookkeeping: <T>(work: () => Promise<T>) => Promise<T>,
 ): Promise<BuiltModel['mode']> {
+  // An optional model that was not built: an empty table of the columns this one reads, on this
+  // connection only, found before the warehouse's tables (DuckDB looks in `temp` first).
+  const standIns = model.optional.filter((o) => {
+    const outcome = outcomes.get(o.model);
+    return outcome !== undefined && 'skipped' in outcome;
+  });
+  for (const o of standIns) await db.run(`create temp table ${quoteIdent(o.model)} (${o.columns})`);
+  try {
+    return await buildFrom(db, model, lake, isTable, outcomes, bookkeeping);
+  } finally {
+    for (const o of standIns) await db.run(`drop table if exists temp.${quoteIdent(o.model)}`);
+  }
+}
+
+async function buildFrom(
+  db: DuckDBConnection,
+  model: Model,
+  lake: LakeSources,
+  isTable: boolean,
+  outcomes: ReadonlyMap<string, Outcome>,
+  bookkeeping: <T>(work: () => Promise<T>) => Promise<T>,
+): Promise<BuiltModel['mode']> {
   if (model.incremental) {
     const plan = await planIncremental(db, model, lake, isTable);
     if (plan.kind === 'unchanged') {
@@ -346,7 +368,8 @@ function whyUnavailable(
 ): string | undefined {
   for (const d of model.dependsOn) {
     const outcome = outcomes.get(d);
-    if (outcome && 'skipped' in outcome) return `${d} was not built`;
+    if (outcome && 'skipped' in outcome && !model.optional.some((o) => o.model === d))
+      return `${d} was not built`;
   }
   for (const stream of model.lakeStreams)
     if (dataFilesOf(lake, stream).length === 0) return `no data extracted yet for stream ${stream}`;

@@ -42,6 +42,12 @@ export interface Model {
   lakeStreams: string[];
   /** Other models it selects from, found in its SQL. */
   dependsOn: string[];
+  /**
+   * `-- optional: stg_utxos (network varchar, utxo_id varchar, created_at timestamptz)`: a model it reads
+   * whose rows it can do without. When that one is not built (its stream not extracted), this model is
+   * built anyway, reading an empty table of those columns in its place, instead of being skipped.
+   */
+  optional: { model: string; columns: string }[];
 }
 
 /** A problem in the models themselves: one clear line, exit 2. */
@@ -58,6 +64,7 @@ export class ModelError extends Error {
  *   -- incremental_by: col = expr from model   (rows of one col value come from the model's rows with that expr)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
+ *   -- optional: model (col type[, col type])   (read as empty with those columns when it is not built)
  *   -- column: name: what it means
  * The SQL may use the templates of templates.ts: `{{ lake('stream') }}`, `{{ newest('relation', 'key') }}`.
  */
@@ -79,6 +86,7 @@ export function parseModel(path: string, root: string): Model {
     incremental: false,
     lakeStreams: lakeStreamsOf(sql),
     dependsOn: [],
+    optional: [],
   };
   const list = (text: string) =>
     text
@@ -111,6 +119,13 @@ export function parseModel(path: string, root: string): Model {
       const [column, values] = value.split('=').map((s) => s.trim());
       if (!column || !values) throw new ModelError(`${path}: accepted_values needs "column = a | b"`);
       model.acceptedValues.push({ column, values: values.split('|').map((v) => v.trim()) });
+    } else if (key === 'optional') {
+      const m = /^([a-z_][a-z0-9_]*)\s*\((.+)\)$/.exec(value.trim());
+      if (!m)
+        throw new ModelError(
+          `${path}: optional needs "model (column type, …)", the columns this model reads of it`,
+        );
+      model.optional.push({ model: m[1] as string, columns: m[2] as string });
     } else if (key === 'column') {
       const at = value.indexOf(':');
       if (at < 0) throw new ModelError(`${path}: column needs "name: meaning"`);
@@ -146,6 +161,13 @@ export function loadModels(root: string): Model[] {
   for (const m of models) {
     const identifiers = new Set(identifiersOf(m.sql));
     m.dependsOn = models.filter((o) => o !== m && identifiers.has(o.name)).map((o) => o.name);
+    for (const { model } of m.optional) {
+      if (!m.dependsOn.includes(model))
+        throw new ModelError(`${m.path}: optional names ${model}, which is not a model it reads`);
+      // A view would go on reading the empty stand-in, which ends with the build.
+      if (m.materialized !== 'table')
+        throw new ModelError(`${m.path}: a model with an optional one is a table (-- materialized: table)`);
+    }
     const source = m.incrementalBy && models.find((o) => o.name === m.incrementalBy?.source);
     if (
       m.incrementalBy &&

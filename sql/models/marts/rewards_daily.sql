@@ -1,7 +1,8 @@
 -- description: Staking rewards by reward address, validator node and UTC day of payment, with their USD value on that day where the API gives a price.
 -- unique: network, reward_day, reward_address, node_id
+-- optional: stg_utxos (network varchar, utxo_id varchar, created_at timestamptz)
 -- not_null: network, count_rewards, reward_navax, validator_reward_navax, delegator_reward_navax, fee_reward_navax, is_priced
--- column: reward_day: UTC day the reward was paid: when its reward UTXO was created (stg_utxos.created_at), that is when the RewardValidatorTx that paid it was accepted. A VALIDATOR or DELEGATOR reward is paid at the end of its own staking period; a VALIDATOR_FEE, since the Cortina upgrade, at the end of its validator's period, days or weeks after the delegation it was earned on ended. For a reward whose UTXO the lake does not hold (its owners are not configured addresses), the end of the period its RewardValidatorTx closed, from the VALIDATOR or DELEGATOR reward that transaction also paid, else the reward's own ended_at
+-- column: reward_day: UTC day the reward was paid: when its reward UTXO was created (stg_utxos.created_at), that is when the RewardValidatorTx that paid it was accepted. A VALIDATOR or DELEGATOR reward is paid at the end of its own staking period; a VALIDATOR_FEE, since the Cortina upgrade, at the end of its validator's period, days or weeks after the delegation it was earned on ended. For a reward whose UTXO the lake does not hold (its owners are not configured addresses, or the pipeline reads no UTXOs), the end of the period its RewardValidatorTx closed, from the VALIDATOR or DELEGATOR reward that transaction also paid, else the reward's own ended_at
 -- column: reward_address: an owner of the reward UTXO (a reward owned by several addresses counts for each)
 -- column: node_id: the validator of the staking period
 -- column: network: mainnet or fuji
