@@ -85,7 +85,11 @@ function modelSection(
     ...(model.unique.length > 0 ? [`key: ${code(model.unique)}`] : []),
     ...(model.lakeStreams.length > 0 ? [`reads the lake: ${code(model.lakeStreams)}`] : []),
     ...(model.dependsOn.length > 0
-      ? [`depends on: ${model.dependsOn.map((d) => `[${d}](#${d})`).join(', ')}`]
+      ? [
+          `depends on: ${model.dependsOn
+            .map((d) => `[${d}](#${d})${model.optional.some((o) => o.model === d) ? ' (optional)' : ''}`)
+            .join(', ')}`,
+        ]
       : []),
   ];
   const lines = [
