@@ -147,12 +147,18 @@ export const COMMANDS = [
     command: 'run [pipeline]',
     describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
     builder: (y) =>
-      extractOptions(y).option('max-age', {
-        type: 'string',
-        array: true,
-        describe:
-          'How long ago each partition may have been read last before freshness fails: 24h (default), stream=2d',
-      }),
+      extractOptions(y)
+        .option('max-age', {
+          type: 'string',
+          array: true,
+          describe:
+            'How long ago each partition may have been read last before freshness fails: 24h (default), stream=2d',
+        })
+        .option('build-wait', {
+          type: 'string',
+          describe:
+            'How long the build waits for another build of the warehouse before exit 75: 30m (default), 0s',
+        }),
     handler: lazy(async () => (await import('./run.ts')).run),
   },
   {

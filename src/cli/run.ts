@@ -5,7 +5,7 @@ import type { RunSummary } from '../extract/run.ts';
 import { STREAMS } from '../extract/streams/index.ts';
 import { LockHeldError, partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
-import { type MaxAge, parseMaxAge } from '../warehouse/freshness.ts';
+import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { runWarehouseTests } from '../warehouse/test.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
@@ -22,6 +22,8 @@ import {
 
 export interface RunArgs extends ExtractArgs {
   maxAge?: string[];
+  /** `--build-wait`: a duration (30m, 2h); default BUILD_WAIT_SECONDS. */
+  buildWait?: string;
 }
 
 /** One stream of the extract step, summed over its partitions; `seconds` is wall time, first start to last end. */
@@ -80,10 +82,10 @@ const since = (t: number) => Math.round((Date.now() - t) / 100) / 10;
 
 /**
  * How long a run's build waits for another build of the same warehouse (another worker's run, or a
- * slow one of its own cron) before it gives up with exit 75. Long enough for any build; short enough
- * that runs stuck behind a hung one do not pile up.
+ * slow one of its own cron) before it gives up with exit 75, unless `--build-wait` says. Long enough
+ * for any build; short enough that runs stuck behind a hung one do not pile up.
  */
-const BUILD_WAIT_MS = 30 * 60_000;
+const BUILD_WAIT_SECONDS = 30 * 60;
 
 /**
  * Extract, build, test, in that order: the entry for cron. Exit codes of DESIGN.md: configuration 2,
@@ -92,8 +94,11 @@ const BUILD_WAIT_MS = 30 * 60_000;
  */
 export async function run(args: RunArgs, env: Readonly<Record<string, string | undefined>>): Promise<number> {
   let maxAge: MaxAge;
+  let buildWaitSeconds: number;
   try {
     maxAge = parseMaxAge(args.maxAge ?? []);
+    buildWaitSeconds =
+      args.buildWait === undefined ? BUILD_WAIT_SECONDS : parseDuration(args.buildWait, '--build-wait');
   } catch (error) {
     if (!(error instanceof WarehouseUsageError)) throw error;
     process.stderr.write(`avalake: ${error.message}\n`);
@@ -175,8 +180,8 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         ...catalogOf(config),
         // Queued behind a build already running, so that a run that ends ok has its rows in the warehouse.
         lock: {
-          wait: true,
-          timeoutMs: BUILD_WAIT_MS,
+          wait: buildWaitSeconds > 0,
+          timeoutMs: buildWaitSeconds * 1000,
           signal: interrupt.signal,
           onWait: (holder) =>
             log({

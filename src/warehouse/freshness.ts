@@ -14,9 +14,9 @@ export interface MaxAge {
 }
 
 /** `90s`, `45m`, `24h`, `7d` → seconds; a bare number is hours. */
-export function parseDuration(text: string): number {
+export function parseDuration(text: string, flag = '--max-age'): number {
   const m = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(text.trim());
-  if (!m) throw new WarehouseUsageError(`--max-age: "${text}" is not a duration; write e.g. 90m, 24h or 7d`);
+  if (!m) throw new WarehouseUsageError(`${flag}: "${text}" is not a duration; write e.g. 90m, 24h or 7d`);
   const unit = { s: 1, m: 60, h: 3600, d: 86_400, '': 3600 }[m[2] as 's' | 'm' | 'h' | 'd' | ''];
   return Math.round(Number(m[1]) * unit);
 }

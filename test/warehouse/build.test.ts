@@ -323,4 +323,36 @@ describe('avalake build', () => {
       await held.release();
     }
   });
+  it('a run whose build waits longer than --build-wait ends with exit 75 and leaves compaction to a later run; a --build-wait that is no duration is exit 2', async () => {
+    const dataDir = lakeCopy();
+    await buildWarehouse({ dataDir, modelsDir: MODELS });
+    const before = sha256(join(dataDir, 'warehouse.duckdb'));
+    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
+      command: 'a build in the test',
+    });
+    try {
+      const base = ['run', workspace.pipelinePath, '--data-dir', dataDir, '--streams', STREAMS, '--json'];
+      const run = await cli([...base, '--build-wait', '1s']);
+      expect(run.code).toBe(75);
+      const report = JSON.parse(run.stdout);
+      expect(report).toMatchObject({
+        status: 'locked',
+        exitCode: 75,
+        failedStep: 'build',
+        extract: { status: 'ok' },
+        build: { status: 'not run' },
+        test: { status: 'not run', reason: 'the build did not run' },
+        compact: { status: 'not run' },
+      });
+      for (const step of [report.build, report.compact])
+        expect(step.reason).toContain(`holds ${join(dataDir, 'warehouse.duckdb.lock')}: pid ${process.pid}`);
+      expect(sha256(join(dataDir, 'warehouse.duckdb'))).toBe(before);
+
+      const bad = await cli([...base, '--build-wait', 'soon']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--build-wait: "soon" is not a duration; write e.g. 90m, 24h or 7d');
+    } finally {
+      await held.release();
+    }
+  });
 });
