@@ -281,7 +281,7 @@ function serially(): <T>(work: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** Builds one model: an incremental one from its new files where it can, any other from scratch. */
+/** Builds one model, with an empty stand-in for each optional model of it that was not built. */
 async function buildModel(
   db: DuckDBConnection,
   model: Model,
@@ -304,6 +304,7 @@ async function buildModel(
   }
 }
 
+/** Builds one model: an incremental one from its new files where it can, any other from scratch. */
 async function buildFrom(
   db: DuckDBConnection,
   model: Model,
