@@ -69,6 +69,14 @@ describe('planted defects are caught by the comparisons against the world', () =
       differences: async (query) => differing(await rewardsDailyIn(query), rewardsDailyTruth(w)).length,
     },
     {
+      // Since Cortina a validator's fee on a delegation is paid when the validator's period ends.
+      defect: "a fee dated by its delegation's end instead of its payment",
+      mart: 'rewards_daily',
+      from: 'coalesce(utxos.created_at, reward_txs.paid_at, rewards.ended_at) as paid_at',
+      to: 'rewards.ended_at as paid_at',
+      differences: async (query) => differing(await rewardsDailyIn(query), rewardsDailyTruth(w)).length,
+    },
+    {
       defect: 'balances ending at the newest read of any partition',
       mart: 'address_balances_daily',
       from: 'cast(make_timestamp(epoch_us(read_at)) as date) as last_day',
