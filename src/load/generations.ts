@@ -70,6 +70,11 @@ export function createGenerations(
       }
       await rename(tmp, link);
       await fsyncDir(paths.lakeDir);
+    } else if (kind === 'missing' && (await listDir(paths.stagingDir(stream))).length > 0) {
+      // The stream's first commit is recorded but its files are still staged: its writer was killed
+      // before it made the folder, and with a shared catalog they stay staged until that writer's lease
+      // runs out (recovery.ts). Make the folder as the writer would have; the files move in when published.
+      await ensureLink(stream);
     } else if (kind !== 'missing' || state.files.some((f) => f.table === 'data')) {
       throw new LakeCorruptError(
         `the commit log of ${stream} says its files are in ${relative(paths.lakeDir, current)}, which is ` +

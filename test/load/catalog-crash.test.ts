@@ -1,13 +1,15 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
 import { openLake, readLakeState } from '../../src/load/lake.ts';
+import { lake } from '../../src/schemas/lake.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import { idsAgainstCheckpoints, query } from './duck.ts';
-import { STREAM } from './fixtures/crash-shape.ts';
+import { PARTITIONS, STREAM } from './fixtures/crash-shape.ts';
 import { startWriter } from './fixtures/writer-process.ts';
 
 const KILLS = 12;
@@ -71,3 +73,40 @@ it(`with a catalog, loses and duplicates nothing when the writer is SIGKILLed ${
     await l.close();
   }
 }, 240_000);
+
+it("opens a lake whose stream's first commit is recorded but its folder not yet made, as a writer killed in between leaves it", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'avalake-catalog-first-'));
+  const catalog = await freshDatabase(server.url);
+  const schema = z.object({ id: lake.int64(), amount: lake.amount(), note: z.string() });
+  const partition = PARTITIONS[0] as (typeof PARTITIONS)[number];
+  try {
+    // A file stands where the stream's folder goes: the commit is recorded in the catalog, then fails
+    // before the stream's folder is made and its file moves in, where a kill would have stopped it.
+    const first = await openLake({ dataDir: dir, catalog });
+    await mkdir(join(dir, 'lake'), { recursive: true });
+    await writeFile(join(dir, 'lake', STREAM), 'in the way');
+    const flush = first.begin({ stream: STREAM, partition, schema });
+    await flush.append([{ id: 0, amount: '1', note: 'alice' }]);
+    await expect(flush.commit({ next: 1 })).rejects.toThrow();
+    await rm(join(dir, 'lake', STREAM));
+
+    // Another writer opens while the first still holds its lease: the file waits in staging for it.
+    const second = await openLake({ dataDir: dir, catalog });
+    expect(second.readCheckpoint(STREAM, partition)).toEqual({ next: 1 });
+    expect(await readdir(join(dir, 'lake', '_staging', STREAM))).toHaveLength(1);
+    await second.close();
+    await first.close().catch(() => undefined);
+
+    // Once the first writer's run is over, the next open moves the file in.
+    const third = await openLake({ dataDir: dir, catalog });
+    try {
+      expect(third.recovery.rolledForward).toHaveLength(1);
+      const ids = await query(`select id from read_parquet('${dir}/lake/${STREAM}/**/*.parquet')`);
+      expect(ids.map((r) => Number(r.id))).toEqual([0]);
+    } finally {
+      await third.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 60_000);
