@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import {
   acquireLock,
   CatalogUnavailableError,
@@ -11,7 +10,7 @@ import {
   readLakeState,
   StorageUnavailableError,
 } from '../load/index.ts';
-import { WAREHOUSE_FILE } from '../warehouse/paths.ts';
+import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
@@ -54,7 +53,7 @@ export async function compactLake(options: {
   // No directory, no warehouse: nothing to keep apart from (and the lock file would have nowhere to go).
   const buildLock =
     warehouseDir !== undefined && existsSync(warehouseDir)
-      ? await acquireLock(`${resolve(warehouseDir, WAREHOUSE_FILE)}.lock`, lock)
+      ? await acquireLock(buildLockOf(warehouseIn(warehouseDir)), lock)
       : undefined;
   try {
     const lake = await openLake({

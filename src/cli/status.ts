@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import {
   CatalogUnavailableError,
   isObjectStorage,
@@ -12,7 +11,7 @@ import {
   type WorkerStanding,
 } from '../load/index.ts';
 import { durationText } from '../warehouse/duration.ts';
-import { WAREHOUSE_FILE } from '../warehouse/paths.ts';
+import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 
@@ -94,7 +93,7 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
     lockedBy: isObjectStorage(dataDir) ? null : ((await readLockHolder(lakePaths(dataDir).lockFile)) ?? null),
     buildingBy: isObjectStorage(dataDir)
       ? null
-      : ((await readLockHolder(`${resolve(dataDir, WAREHOUSE_FILE)}.lock`)) ?? null),
+      : ((await readLockHolder(buildLockOf(warehouseIn(dataDir)))) ?? null),
     partitions,
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };

@@ -20,7 +20,7 @@ import { writePartitions } from './lake-partitions.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
-import { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
+import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
 
@@ -88,12 +88,12 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   const concurrency = options.concurrency ?? MODELS_AT_ONCE;
   checkLimit(concurrency, 'concurrency');
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
-  const target = resolve(options.localDir ?? options.dataDir, WAREHOUSE_FILE);
+  const target = warehouseIn(options.localDir ?? options.dataDir);
   await mkdir(dirname(target), { recursive: true });
   // One build of a warehouse at a time: two would each swap their copy in, and the one that started
   // first, from an older lake, could land last. Holding the lock also tells that a copy left aside is a
   // killed build's, so it is deleted instead of filling the disk run after run.
-  const lock = await acquireLock(`${target}.lock`, options.lock);
+  const lock = await acquireLock(buildLockOf(target), options.lock);
   try {
     await removeCopiesAside(target);
     return await buildAside(options, models, target, concurrency);
@@ -167,6 +167,9 @@ async function buildAside(
 /** What became of a model in a build. */
 type Outcome = { built: BuiltModel } | { skipped: string };
 
+const wasSkipped = (outcome: Outcome | undefined): outcome is { skipped: string } =>
+  outcome !== undefined && 'skipped' in outcome;
+
 /**
  * Builds `models` (in build order) up to `concurrency` at once, each on a new connection of `database`,
  * each once everything it depends on is built or skipped. A model that cannot be built (no data, or
@@ -209,6 +212,11 @@ async function buildModels(
         let rows: number | undefined;
         try {
           signal.throwIfAborted();
+          // An optional model that was not built: an empty table of the columns this one reads, found
+          // before the warehouse's tables (DuckDB looks in `temp` first); it goes with this connection.
+          for (const o of model.optional)
+            if (wasSkipped(outcomes.get(o.model)))
+              await db.run(`create temp table ${quoteIdent(o.model)} (${o.columns})`);
           mode = await buildModel(
             db,
             model,
@@ -281,31 +289,8 @@ function serially(): <T>(work: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** Builds one model, with an empty stand-in for each optional model of it that was not built. */
-async function buildModel(
-  db: DuckDBConnection,
-  model: Model,
-  lake: LakeSources,
-  isTable: boolean,
-  outcomes: ReadonlyMap<string, Outcome>,
-  bookkeeping: <T>(work: () => Promise<T>) => Promise<T>,
-): Promise<BuiltModel['mode']> {
-  // An optional model that was not built: an empty table of the columns this one reads, on this
-  // connection only, found before the warehouse's tables (DuckDB looks in `temp` first).
-  const standIns = model.optional.filter((o) => {
-    const outcome = outcomes.get(o.model);
-    return outcome !== undefined && 'skipped' in outcome;
-  });
-  for (const o of standIns) await db.run(`create temp table ${quoteIdent(o.model)} (${o.columns})`);
-  try {
-    return await buildFrom(db, model, lake, isTable, outcomes, bookkeeping);
-  } finally {
-    for (const o of standIns) await db.run(`drop table if exists temp.${quoteIdent(o.model)}`);
-  }
-}
-
 /** Builds one model: an incremental one from its new files where it can, any other from scratch. */
-async function buildFrom(
+async function buildModel(
   db: DuckDBConnection,
   model: Model,
   lake: LakeSources,
@@ -368,8 +353,7 @@ function whyUnavailable(
   outcomes: ReadonlyMap<string, Outcome>,
 ): string | undefined {
   for (const d of model.dependsOn) {
-    const outcome = outcomes.get(d);
-    if (outcome && 'skipped' in outcome && !model.optional.some((o) => o.model === d))
+    if (wasSkipped(outcomes.get(d)) && !model.optional.some((o) => o.model === d))
       return `${d} was not built`;
   }
   for (const stream of model.lakeStreams)

@@ -1,9 +1,8 @@
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isObjectStorage } from '../load/layout.ts';
 import { withDuckDB } from './duckdb.ts';
-import { WAREHOUSE_FILE } from './paths.ts';
+import { warehouseIn } from './paths.ts';
 
 /** The warehouse is missing or a query is the caller's mistake: one clear line, exit 2. */
 export class WarehouseUsageError extends Error {
@@ -37,7 +36,7 @@ export async function withWarehouse<T>(
       `--data-dir ${dataDir}: the warehouse is a local file, built beside a mirror of that lake; name the ` +
         'local directory the build used (its --local-dir, default data) with --data-dir',
     );
-  const path = resolve(dataDir, WAREHOUSE_FILE);
+  const path = warehouseIn(dataDir);
   const info = await stat(path).catch(() => undefined);
   if (!info?.isFile())
     throw new WarehouseUsageError(
