@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { acquireLock } from '../../src/load/index.ts';
+import { acquireLock, type DataDirLock } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, quoteIdent, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
@@ -112,6 +112,23 @@ function lakeCopy(): string {
   const dir = join(tmp('avalake-copy-'), 'data');
   cpSync(join(workspace.dataDir, 'lake'), join(dir, 'lake'), { recursive: true });
   return dir;
+}
+
+/** A lake copy with its warehouse built, and the warehouse's hash: what a run must leave as it was. */
+async function builtCopy(): Promise<{ dataDir: string; before: string }> {
+  const dataDir = lakeCopy();
+  await buildWarehouse({ dataDir, modelsDir: MODELS });
+  return { dataDir, before: sha256(join(dataDir, 'warehouse.duckdb')) };
+}
+
+/** Runs `work` while a build of the test holds the warehouse's build lock, as another worker's would. */
+async function whileBuilding(dataDir: string, work: (build: DataDirLock) => Promise<void>): Promise<void> {
+  const build = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), { command: 'a build in the test' });
+  try {
+    await work(build);
+  } finally {
+    await build.release();
+  }
 }
 
 /** A copy of the models with more files (name → SQL). */
@@ -252,10 +269,8 @@ describe('avalake build', () => {
   });
 
   it('a failing model is exit 1 naming it, and leaves the previous warehouse untouched', async () => {
-    const dataDir = lakeCopy();
-    await buildWarehouse({ dataDir, modelsDir: MODELS });
+    const { dataDir, before } = await builtCopy();
     const path = join(dataDir, 'warehouse.duckdb');
-    const before = sha256(path);
     const broken = modelsWith({ broken_model: 'select no_such_column from metric_points\n' });
     for (const args of [[], ['--select', 'broken_model']]) {
       const result = await cli(['build', '--data-dir', dataDir, '--models', broken, ...args]);
@@ -271,11 +286,7 @@ describe('avalake build', () => {
     // What a build killed halfway leaves: its copy and the copy's write-ahead log.
     const leftovers = ['warehouse.duckdb.building-4194303', 'warehouse.duckdb.building-4194303.wal'];
     for (const name of leftovers) writeFileSync(join(dataDir, name), 'x'.repeat(1024));
-    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
-      command: 'a build in the test',
-    });
-    let released = false;
-    try {
+    await whileBuilding(dataDir, async (held) => {
       const refused = await cli(['build', '--data-dir', dataDir, '--models', MODELS]);
       expect(refused.code).toBe(75);
       expect(refused.stderr).toContain(
@@ -288,23 +299,15 @@ describe('avalake build', () => {
       await queued.said(/waiting for the build of pid \d+ on .* \(a build in the test\) to finish/);
       expect(existsSync(join(dataDir, 'warehouse.duckdb'))).toBe(false);
       await held.release();
-      released = true;
       expect(await queued.exited).toBe(0);
       expect(queued.out.stdout).toContain('built  metric_points');
       expect(readdirSync(dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
-    } finally {
-      if (!released) await held.release();
-    }
+    });
   });
 
   it('a run queues its build behind another one, and an interrupt while it waits ends it at once (exit 130), the warehouse untouched', async () => {
-    const dataDir = lakeCopy();
-    await buildWarehouse({ dataDir, modelsDir: MODELS });
-    const before = sha256(join(dataDir, 'warehouse.duckdb'));
-    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
-      command: 'a build in the test',
-    });
-    try {
+    const { dataDir, before } = await builtCopy();
+    await whileBuilding(dataDir, async () => {
       const args = ['run', workspace.pipelinePath, '--data-dir', dataDir, '--streams', STREAMS, '--json'];
       const run = started(args);
       await run.said(/waiting for another build of the warehouse/);
@@ -319,18 +322,12 @@ describe('avalake build', () => {
         test: { status: 'not run', reason: 'interrupted' },
       });
       expect(sha256(join(dataDir, 'warehouse.duckdb'))).toBe(before);
-    } finally {
-      await held.release();
-    }
-  });
-  it('a run whose build waits longer than --build-wait ends with exit 75 and leaves compaction to a later run; a --build-wait that is no duration is exit 2', async () => {
-    const dataDir = lakeCopy();
-    await buildWarehouse({ dataDir, modelsDir: MODELS });
-    const before = sha256(join(dataDir, 'warehouse.duckdb'));
-    const held = await acquireLock(join(dataDir, 'warehouse.duckdb.lock'), {
-      command: 'a build in the test',
     });
-    try {
+  });
+
+  it('a run whose build waits longer than --build-wait ends with exit 75 and leaves compaction to a later run; a --build-wait that is no duration is exit 2', async () => {
+    const { dataDir, before } = await builtCopy();
+    await whileBuilding(dataDir, async () => {
       const base = ['run', workspace.pipelinePath, '--data-dir', dataDir, '--streams', STREAMS, '--json'];
       const run = await cli([...base, '--build-wait', '1s']);
       expect(run.code).toBe(75);
@@ -351,8 +348,6 @@ describe('avalake build', () => {
       const bad = await cli([...base, '--build-wait', 'soon']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('--build-wait: "soon" is not a duration; write e.g. 90m, 24h or 7d');
-    } finally {
-      await held.release();
-    }
+    });
   });
 });
