@@ -19,7 +19,7 @@ import {
 import { writePartitions } from './lake-partitions.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { mirrorLake } from './mirror.ts';
-import { buildOrder, loadModels, type Model, selectModels } from './models.ts';
+import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
@@ -353,8 +353,7 @@ function whyUnavailable(
   outcomes: ReadonlyMap<string, Outcome>,
 ): string | undefined {
   for (const d of model.dependsOn) {
-    if (wasSkipped(outcomes.get(d)) && !model.optional.some((o) => o.model === d))
-      return `${d} was not built`;
+    if (wasSkipped(outcomes.get(d)) && !isOptionalFor(model, d)) return `${d} was not built`;
   }
   for (const stream of model.lakeStreams)
     if (dataFilesOf(lake, stream).length === 0) return `no data extracted yet for stream ${stream}`;

@@ -1,5 +1,5 @@
 import { quoteIdent } from './duckdb.ts';
-import { loadModels, type Model } from './models.ts';
+import { isOptionalFor, loadModels, type Model } from './models.ts';
 import { DEFAULT_MODELS_DIR } from './paths.ts';
 import { runQuery, warehouseObjects, withWarehouse } from './sql.ts';
 
@@ -87,7 +87,7 @@ function modelSection(
     ...(model.dependsOn.length > 0
       ? [
           `depends on: ${model.dependsOn
-            .map((d) => `[${d}](#${d})${model.optional.some((o) => o.model === d) ? ' (optional)' : ''}`)
+            .map((d) => `[${d}](#${d})${isOptionalFor(model, d) ? ' (optional)' : ''}`)
             .join(', ')}`,
         ]
       : []),

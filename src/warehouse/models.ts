@@ -50,6 +50,10 @@ export interface Model {
   optional: { model: string; columns: string }[];
 }
 
+/** Whether `model` declares the model named `name` optional (`-- optional:`). */
+export const isOptionalFor = (model: Model, name: string): boolean =>
+  model.optional.some((o) => o.model === name);
+
 /** A problem in the models themselves: one clear line, exit 2. */
 export class ModelError extends Error {
   override name = 'ModelError';
