@@ -51,7 +51,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
     // Only a record at or past the end stops a walk that has a next page.
     const nextToken = nextTokenOf(body);
     const mayEnd = end !== undefined && anyRecord(stream.records(body), (r) => !(stream.cursorOf(r) < end));
-    if (nextToken && !mayEnd) pager.ahead(request, nextToken);
+    if (nextToken && !mayEnd) await pager.ahead(request, nextToken);
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     let pastEnd = false;

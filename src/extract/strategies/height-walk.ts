@@ -48,7 +48,7 @@ export async function* walkHeights(ctx: WalkContext): Walk {
   const requestAt = (height: number) => stream.request(ctx.pipeline, ctx.partition, height);
   for (; next <= last; next++) {
     const body = await pager.fetch(requestAt(next));
-    if (next < last) pager.ahead(requestAt(next + 1));
+    if (next < last) await pager.ahead(requestAt(next + 1));
     const { valid, rejects } = checkRecords(stream, body);
     // The height's time, even when it holds no records of this stream (a block without transactions).
     const newest = newestField(timeOf?.(body));

@@ -114,7 +114,7 @@ async function* walkOnce(
       throw error;
     }
     const nextToken = nextTokenOf(body);
-    if (nextToken && !mayEndAt(stream.records(body), window)) pager.ahead(request, nextToken);
+    if (nextToken && !mayEndAt(stream.records(body), window)) await pager.ahead(request, nextToken);
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {

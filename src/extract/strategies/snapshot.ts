@@ -52,7 +52,7 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
     }
     mayRestart = false;
     pageToken = request.kind === 'http' ? nextTokenOf(body) : undefined;
-    if (pageToken) pager.ahead(request, pageToken);
+    if (pageToken) await pager.ahead(request, pageToken);
     const { valid, rejects } = checkRecords(stream, body);
     answer.addPage(valid, rejects);
     const done = { snapshotAt: at, answer: answer.value() };

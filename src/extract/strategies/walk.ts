@@ -46,10 +46,15 @@ export type Walk = AsyncGenerator<WalkStep, void, void>;
  * longer waits for the source and for its own work in turn. A strategy asks ahead only when the page in
  * hand cannot end the walk (it says so from the page's raw records), so no page is asked for that the
  * walk would not have read, unless the run is interrupted or fails first.
+ *
+ * The walk awaits `ahead` before it goes on: the request must be on the wire first. undici writes a
+ * request on a kept-alive connection only in a later turn of the event loop (it first lets the socket's
+ * pending events be handled, GHSA-35p6-xmwp-9g52), so a request asked for in the middle of the walk's
+ * work would leave only once that work was done, and the source would wait for it as before.
  */
 export interface Pager {
   fetch(request: PageRequest, pageToken?: string): Promise<unknown>;
-  ahead(request: PageRequest, pageToken?: string): void;
+  ahead(request: PageRequest, pageToken?: string): Promise<void>;
 }
 
 export function createPager(fetchPage: WalkContext['fetchPage']): Pager {
@@ -68,8 +73,19 @@ export function createPager(fetchPage: WalkContext['fetchPage']): Pager {
       // Its failure is the walk's when it asks for the page; a walk that stops first never does.
       page.catch(() => undefined);
       asked = { key: keyOf(request, pageToken), page };
+      return requestWritten();
     },
   };
+}
+
+/**
+ * Resolves once a request handed to undici in this turn has been written. undici queues the write as an
+ * immediate when the request reaches it, a few promise steps after the call; the first immediate here is
+ * queued before it and the second after it, since an immediate queued while immediates run waits for
+ * the loop's next turn.
+ */
+function requestWritten(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /**
