@@ -2,8 +2,8 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetcher } from '../../src/extract/fetcher.ts';
 import { createHttpClient, type HttpClient } from '../../src/extract/http.ts';
-import type { PageRequest } from '../../src/extract/stream.ts';
 import { createPager } from '../../src/extract/strategies/walk.ts';
+import type { PageRequest } from '../../src/extract/stream.ts';
 
 /**
  * A walk asks for its next page before it checks the page in hand, so that the source prepares one
