@@ -98,7 +98,9 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
   try {
     maxAge = parseMaxAge(args.maxAge ?? []);
     buildWaitSeconds =
-      args.buildWait === undefined ? BUILD_WAIT_SECONDS : parseDuration(args.buildWait, '--build-wait');
+      args.buildWait === undefined
+        ? BUILD_WAIT_SECONDS
+        : parseDuration(args.buildWait, '--build-wait', { bareIsHours: false });
   } catch (error) {
     if (!(error instanceof WarehouseUsageError)) throw error;
     process.stderr.write(`avalake: ${error.message}\n`);

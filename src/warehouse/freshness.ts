@@ -13,10 +13,18 @@ export interface MaxAge {
   byStream: Record<string, number>;
 }
 
-/** `90s`, `45m`, `24h`, `7d` → seconds; a bare number is hours. */
-export function parseDuration(text: string, flag = '--max-age'): number {
+/**
+ * `90s`, `45m`, `24h`, `7d` → seconds. A bare number is hours for `--max-age` (as it always was); a flag
+ * that waits says `bareIsHours: false`, since its bare "30" would read as minutes to most and mean 30 hours:
+ * it then takes a bare 0 only.
+ */
+export function parseDuration(text: string, flag = '--max-age', { bareIsHours = true } = {}): number {
   const m = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(text.trim());
   if (!m) throw new WarehouseUsageError(`${flag}: "${text}" is not a duration; write e.g. 90m, 24h or 7d`);
+  if (m[2] === '' && !bareIsHours && Number(m[1]) !== 0)
+    throw new WarehouseUsageError(
+      `${flag}: "${text}" has no unit; write e.g. ${m[1]}m for minutes or ${m[1]}s for seconds`,
+    );
   const unit = { s: 1, m: 60, h: 3600, d: 86_400, '': 3600 }[m[2] as 's' | 'm' | 'h' | 'd' | ''];
   return Math.round(Number(m[1]) * unit);
 }

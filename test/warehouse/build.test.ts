@@ -325,7 +325,7 @@ describe('avalake build', () => {
     });
   });
 
-  it('a run whose build waits longer than --build-wait ends with exit 75 and leaves compaction to a later run; a --build-wait that is no duration is exit 2', async () => {
+  it('a run whose build waits longer than --build-wait ends with exit 75 and leaves compaction to a later run; a --build-wait that is no duration, or a bare number, is exit 2', async () => {
     const { dataDir, before } = await builtCopy();
     await whileBuilding(dataDir, async () => {
       const base = ['run', workspace.pipelinePath, '--data-dir', dataDir, '--streams', STREAMS, '--json'];
@@ -348,6 +348,12 @@ describe('avalake build', () => {
       const bad = await cli([...base, '--build-wait', 'soon']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('--build-wait: "soon" is not a duration; write e.g. 90m, 24h or 7d');
+      // A bare number would be hours, as for --max-age: 30 hours for someone who meant minutes.
+      const bare = await cli([...base, '--build-wait', '30']);
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toContain(
+        '--build-wait: "30" has no unit; write e.g. 30m for minutes or 30s for seconds',
+      );
     });
   });
 });
