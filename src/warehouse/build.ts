@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -113,7 +114,9 @@ async function buildAside(
   const selected = selectModels(models, options.select);
   const aside = `${target}${ASIDE}${process.pid}`;
   const previous = !options.fromScratch && (await exists(target));
-  if (previous) await copyFile(target, aside);
+  // A copy-on-write clone where the file system offers one (XFS, btrfs): then a run that changes a few
+  // tables writes those, not the whole warehouse again; elsewhere a plain copy.
+  if (previous) await copyFile(target, aside, constants.COPYFILE_FICLONE);
   const partial = options.select !== undefined && previous;
 
   const lake = await readLake(options);
