@@ -82,7 +82,7 @@ export function createPager(fetchPage: WalkContext['fetchPage']): Pager {
  * Resolves once a request handed to undici in this turn has been written. undici queues the write as an
  * immediate when the request reaches it, a few promise steps after the call; the first immediate here is
  * queued before it and the second after it, since an immediate queued while immediates run waits for
- * the loop's next turn.
+ * the loop's next turn. A request the rate budget holds back leaves later; the walk does not wait for it.
  */
 function requestWritten(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
