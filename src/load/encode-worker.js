@@ -22,7 +22,7 @@ const { arrowSchemaOfColumns, messageToBatch } = arrowTypes(arrow);
  * stays there, unchanged).
  *
  * Messages in: open {file, columns (the table's ColumnSpecs)}, rows {file, batch (batch-message.js)},
- * end {file}, drop {file}.
+ * end {file}, drop {file}, close (the worker ends).
  * Messages out: taken {file} (a batch went into the writer: room for another), done {file, bytes, rows,
  * sha256, wasmBytes}, failed {file, error, fatal}.
  *
@@ -47,6 +47,9 @@ const files = new Map();
 /** @typedef {{ kind: string, file: number, columns?: import('./columns.ts').ColumnSpec[], batch?: BatchMessage }} Message */
 
 port.on('message', (/** @type {Message} */ m) => {
+  // Closing the port empties the event loop, and the thread exits: files still open are given up (the
+  // main thread has failed them already).
+  if (m.kind === 'close') return port.close();
   if (m.kind === 'open') return open(m.file, m.columns ?? []);
   const file = files.get(m.file);
   if (!file) return;

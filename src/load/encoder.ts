@@ -67,8 +67,35 @@ type WorkerMessage =
       fatal: boolean;
     };
 
-/** Encodes on a worker thread (src/load/encode-worker.js), started with the first file. */
-export function createWorkerEncoder(): ParquetEncoder {
+/** A worker asked to end exits by itself within this, or is terminated. */
+const EXIT_GRACE_MS = 5_000;
+
+/**
+ * Ends a worker that should have no file in progress: it is asked to close its port and exits by itself
+ * once its event loop is empty. terminate() is the fallback: stopping a thread that runs WebAssembly from
+ * outside can crash the whole process in rare cases (nodejs/node#47748), and the encoder's is parquet-wasm.
+ */
+function endWorker(w: Worker): Promise<void> {
+  // Held until it has exited: an idle worker is unref'd, and a caller awaiting its end must not see the
+  // process exit around it.
+  w.ref();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => void w.terminate().then(() => resolve(), resolve), EXIT_GRACE_MS);
+    timer.unref();
+    w.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    w.postMessage({ kind: 'close' });
+  });
+}
+
+/**
+ * Encodes on a worker thread (src/load/encode-worker.js), started with the first file. `recycleWasmBytes`
+ * is for tests (RECYCLE_WASM_BYTES by default; 0 ends the worker after every file).
+ */
+export function createWorkerEncoder(options: { recycleWasmBytes?: number } = {}): ParquetEncoder {
+  const recycleWasmBytes = options.recycleWasmBytes ?? RECYCLE_WASM_BYTES;
   let worker: Worker | undefined;
   let closed = false;
   let nextId = 1;
@@ -94,9 +121,9 @@ export function createWorkerEncoder(): ParquetEncoder {
   // An idle worker must not keep the process alive (a run that forgot to close its lake still exits).
   const settle = (w: Worker, wasmBytes = 0) => {
     if (files.size > 0) return;
-    if (wasmBytes > RECYCLE_WASM_BYTES) {
+    if (wasmBytes > recycleWasmBytes) {
       worker = undefined;
-      void w.terminate();
+      void endWorker(w);
     } else w.unref();
   };
 
@@ -190,7 +217,7 @@ export function createWorkerEncoder(): ParquetEncoder {
       worker = undefined;
       for (const file of files.values()) fail(file, new ParquetEncodeError('the Parquet encoder was closed'));
       files.clear();
-      await w?.terminate();
+      if (w) await endWorker(w);
     },
   };
 }

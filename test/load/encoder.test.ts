@@ -90,6 +90,22 @@ describe('the Parquet encoder', () => {
     }
   });
 
+  it('encodes every file right when its worker is ended after each one, and ends the last on close', async () => {
+    const encoder = createWorkerEncoder({ recycleWasmBytes: 0 });
+    try {
+      const builder = createBatchBuilder(lakeColumnsOf(record));
+      for (let n = 1; n <= 3; n++) {
+        for (let i = 0; i < n * 10; i++) builder.append(record.parse(rows[i % rows.length]));
+        const file = encoder.open(builder.columns);
+        await file.push(builder.finish());
+        const { written } = await file.finish();
+        expect(written.rows).toBe(n * 10);
+      }
+    } finally {
+      await encoder.close();
+    }
+  });
+
   it('when closed, fails the files still open and refuses new ones', async () => {
     const encoder = createWorkerEncoder();
     const builder = createBatchBuilder(lakeColumnsOf(record));
