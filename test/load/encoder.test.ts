@@ -90,7 +90,7 @@ describe('the Parquet encoder', () => {
     }
   });
 
-  it('encodes every file right when its worker is ended after each one, and ends the last on close', async () => {
+  it('encodes every file right when its worker is ended after each one', async () => {
     const encoder = createWorkerEncoder({ recycleWasmBytes: 0 });
     try {
       const builder = createBatchBuilder(lakeColumnsOf(record));
