@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { BATCH_ROWS, createBatchBuilder } from '../../src/load/batch-builder.ts';
 import type { BatchMessage } from '../../src/load/batch-message.js';
 import { lakeColumnsOf } from '../../src/load/columns.ts';
@@ -90,7 +91,9 @@ describe('the Parquet encoder', () => {
     }
   });
 
-  it('encodes every file right when its worker is ended after each one', async () => {
+  it('encodes every file right when its worker is ended after each one, and ends its workers without terminate()', async () => {
+    // Stopping a thread that runs WebAssembly from outside can crash the process (encoder.ts endWorker).
+    const terminate = vi.spyOn(Worker.prototype, 'terminate');
     const encoder = createWorkerEncoder({ recycleWasmBytes: 0 });
     try {
       const builder = createBatchBuilder(lakeColumnsOf(record));
@@ -101,7 +104,10 @@ describe('the Parquet encoder', () => {
         const { written } = await file.finish();
         expect(written.rows).toBe(n * 10);
       }
+      await encoder.close();
+      expect(terminate).not.toHaveBeenCalled();
     } finally {
+      terminate.mockRestore();
       await encoder.close();
     }
   });
