@@ -4,8 +4,9 @@
  * order with the same concurrency (not a flat list of requests), and peak RSS at 200k, 2M and 10M records."
  *
  * Every measurement is a whole process, timed from spawn to exit, with its peak RSS (VmHWM, sampled):
- *   - pipeline: `avalake extract` (bin/avalake.js, the CLI as built by scripts/build.ts, which the bench
- *     runs first) into a fresh data directory, default flush settings;
+ *   - pipeline: `avalake extract` as a user starts it (bin/avalake, the launcher npm links, which sets
+ *     glibc's mmap threshold and runs the CLI as built by scripts/build.ts, which the bench runs first)
+ *     into a fresh data directory, default flush settings;
  *   - bare: bench/lib/bare-client.ts compiled to plain JavaScript, which GETs the same pages over
  *     keep-alive connections, parses them with JSON.parse and throws them away (no avalake module).
  * Bare and pipeline alternate, so both see the same machine load.
@@ -25,7 +26,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
@@ -60,14 +61,18 @@ const SAMPLE_MS = 50;
 const DAY_S = 86_400;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'avalake.js');
+const LAUNCHER = join(ROOT, 'bin', 'avalake');
 const BARE_SOURCE = fileURLToPath(new URL('./lib/bare-client.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'avalake-bench-throughput-'));
 process.once('exit', () => rmSync(work, { recursive: true, force: true }));
 /** The bare client as plain JavaScript, so it runs on node alone, as lean as it can start. */
 const BARE = join(work, 'bare-client.mjs');
-// The measured runs must not pick up a data directory, pipeline or key from the shell.
-const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_')));
+// The measured runs must not pick up a data directory, pipeline or key from the shell; the launcher's
+// `node` is the one running the bench.
+const ENV = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_'))),
+  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+};
 
 interface Measured {
   mode: 'bare' | 'pipeline';
@@ -78,10 +83,10 @@ interface Measured {
 }
 
 /** Runs a child to its exit: wall seconds from spawn, peak RSS, and its last stdout line. */
-function measure(args: string[]): Promise<{ seconds: number; hwm: number; stdout: string }> {
+function measure(command: string, args: string[]): Promise<{ seconds: number; hwm: number; stdout: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: ROOT, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
     const memory = sampleProcMemory(child.pid as number, SAMPLE_MS);
     let stdout = '';
     let stderr = '';
@@ -106,7 +111,7 @@ function measure(args: string[]): Promise<{ seconds: number; hwm: number; stdout
 }
 
 async function bare(args: BareArgs): Promise<Measured & { result: BareResult }> {
-  const run = await measure([BARE, JSON.stringify(args)]);
+  const run = await measure(process.execPath, [BARE, JSON.stringify(args)]);
   const result = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}') as BareResult;
   return { mode: 'bare', ...run, records: result.records, requests: result.requests, result };
 }
@@ -115,7 +120,7 @@ async function pipeline(pipelineFile: string, label: string): Promise<Measured> 
   const dataDir = join(work, `data-${label}`);
   rmSync(dataDir, { recursive: true, force: true });
   try {
-    const run = await measure([BIN, 'extract', pipelineFile, '--data-dir', dataDir, '--json']);
+    const run = await measure(LAUNCHER, ['extract', pipelineFile, '--data-dir', dataDir, '--json']);
     const summary = JSON.parse(run.stdout) as {
       status: string;
       partitions: { rows: number; requests: number; status: string; error?: string }[];

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { delimiter, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { vi } from 'vitest';
 
 /** Runs a command in-process and returns its exit code with what it wrote to stdout and stderr. */
@@ -31,14 +33,29 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `avalake ARGS` as a real process (the environment plus `env`, no colour) and collects its output. */
+/** The launcher npm links as `avalake` (package.json "bin"). */
+export const LAUNCHER = fileURLToPath(new URL('../../bin/avalake', import.meta.url));
+
+/** The environment of a process started through the launcher: `node` on the PATH is the one running the tests. */
+export function launcherEnv(env: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+    ...env,
+  };
+}
+
+/**
+ * Runs `avalake ARGS` as a real process, as a user does (through the launcher; the environment plus `env`,
+ * no colour), and collects its output.
+ */
 export function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/avalake.js', ...args], {
-      env: { ...process.env, NO_COLOR: '1', ...env },
+    const child = spawn(LAUNCHER, args, {
+      env: launcherEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

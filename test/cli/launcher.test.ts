@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { LAUNCHER, launcherEnv, runCli } from '../helpers/output.ts';
+
+const ENTRY = fileURLToPath(new URL('../../bin/avalake.js', import.meta.url));
+
+/** The launcher as npm installs it: a symlink in another folder's node_modules/.bin. */
+function linkedLauncher(): string {
+  const link = join(mkdtempSync(join(tmpdir(), 'avalake-bin-')), 'avalake');
+  symlinkSync(LAUNCHER, link);
+  return link;
+}
+
+/** Starts the emulator through `command` and reads, from /proc, what the process it started runs with. */
+async function emulatorProcess(command: string, env: Record<string, string>) {
+  const child = spawn(command, ['emulator', '--port', '0'], {
+    env: launcherEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (stdout.includes('listening on')) resolve();
+    });
+    exited.then(() => reject(new Error(`the emulator ended before listening: ${stderr}`)));
+  });
+  const read = (file: string) => readFileSync(`/proc/${child.pid}/${file}`, 'utf8').split('\0');
+  const seen = { environ: read('environ'), cmdline: read('cmdline') };
+  child.kill('SIGTERM');
+  const ended = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+  if (!ended) child.kill('SIGKILL');
+  return { ...seen, ended };
+}
+
+describe('bin/avalake, the launcher npm links as `avalake`', () => {
+  it('becomes node running bin/avalake.js, with glibc keeping large blocks in mappings of their own', async () => {
+    const { environ, cmdline, ended } = await emulatorProcess(linkedLauncher(), {});
+    // The process started is node itself (the launcher execs it), so a signal sent to it reaches avalake.
+    expect(cmdline.slice(1, 3)).toEqual([ENTRY, 'emulator']);
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+    // And it ends on SIGTERM: with a shell left in between, the shell would have died alone.
+    expect(ended).toBe(true);
+  });
+
+  it('keeps a threshold the caller chose', async () => {
+    const { environ } = await emulatorProcess(LAUNCHER, { MALLOC_MMAP_THRESHOLD_: '262144' });
+    expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=262144');
+    expect(environ).not.toContain('MALLOC_MMAP_THRESHOLD_=131072');
+  });
+
+  it('passes arguments, output and the exit code through', async () => {
+    const version = await runCli(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync('package.json', 'utf8')).version);
+    const bad = await runCli(['extract', '/nonexistent/pipeline.json', '--data-dir', tmpdir()]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('/nonexistent/pipeline.json');
+  });
+});
