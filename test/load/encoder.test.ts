@@ -25,6 +25,35 @@ afterAll(async () => {
 /** More rows than a staged file holds, so a flush writes two files of several batches each. */
 const ROWS = BATCH_ROWS + 7_321;
 
+/** Partitions of a page or two, as most of a pipeline's are: each flush writes one small file. */
+const SMALL_PARTITIONS = [1, 3, 100, 250];
+
+/** A lake of a few partitions of `sizes` rows each, every one a single small file. */
+async function writeSmallFiles(encoder: 'worker' | 'inline', sizes: readonly number[]): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-small-${encoder}-`));
+  dirs.push(dataDir);
+  const lake = await openLake({
+    dataDir,
+    runId: 'run-1',
+    ...(encoder === 'inline' ? { encoder: createInlineEncoder() } : {}),
+  });
+  try {
+    for (const [p, size] of sizes.entries()) {
+      const flush = lake.begin({ stream: 'rich', partition: { network: `net-${p}` }, schema: record });
+      const some = Array.from({ length: size }, (_, i) => {
+        const row = record.parse(rows[(i + p) % rows.length]);
+        return { ...row, txHash: `${row.txHash}-${p}-${i}` };
+      });
+      await flush.append(some, 1_700_000_000_000);
+      const committed = await flush.commit({ done: true });
+      expect(committed.files.filter((f) => f.path.includes('/part-'))).toHaveLength(1);
+    }
+  } finally {
+    await lake.close();
+  }
+  return `read_parquet('${dataDir}/lake/rich/**/*.parquet', hive_partitioning = false)`;
+}
+
 async function writeLake(encoder: 'worker' | 'inline'): Promise<string> {
   const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-${encoder}-`));
   dirs.push(dataDir);
@@ -61,6 +90,19 @@ describe('the Parquet encoder', () => {
     );
     expect(diff).toEqual({ rows: ROWS, only_worker: 0, only_inline: 0 });
   }, 120_000);
+
+  it('writes small files, one per partition, as the calling thread writes them', async () => {
+    const worker = await writeSmallFiles('worker', SMALL_PARTITIONS);
+    const inline = await writeSmallFiles('inline', SMALL_PARTITIONS);
+    expect(await columnTypes(worker)).toEqual(await columnTypes(inline));
+    const [diff] = await query(
+      `select (select count(*) from ${worker})::integer as rows,
+              (select count(*) from (from ${worker} except all from ${inline}))::integer as only_worker,
+              (select count(*) from (from ${inline} except all from ${worker}))::integer as only_inline`,
+    );
+    const total = SMALL_PARTITIONS.reduce((a, b) => a + b, 0);
+    expect(diff).toEqual({ rows: total, only_worker: 0, only_inline: 0 });
+  }, 60_000);
 
   it('fails a file it cannot encode, alone: the next file encodes', async () => {
     const encoder = createWorkerEncoder();
