@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,10 +9,16 @@ import { LAUNCHER, launcherEnv, runCli } from '../helpers/output.ts';
 
 const ENTRY = fileURLToPath(new URL('../../bin/avalake.js', import.meta.url));
 
-/** The launcher as npm installs it: a symlink in another folder's node_modules/.bin. */
+/**
+ * The launcher as npm installs avalake in another project: node_modules/avalake links to the package,
+ * and node_modules/.bin/avalake to ../avalake/bin/avalake, a relative link through that one.
+ */
 function linkedLauncher(): string {
-  const link = join(mkdtempSync(join(tmpdir(), 'avalake-bin-')), 'avalake');
-  symlinkSync(LAUNCHER, link);
+  const project = mkdtempSync(join(tmpdir(), 'avalake-project-'));
+  mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(project, 'node_modules', 'avalake'));
+  const link = join(project, 'node_modules', '.bin', 'avalake');
+  symlinkSync('../avalake/bin/avalake', link);
   return link;
 }
 
@@ -49,7 +55,7 @@ describe('bin/avalake, the launcher npm links as `avalake`', () => {
   it('becomes node running bin/avalake.js, with glibc keeping large blocks in mappings of their own', async () => {
     const { environ, cmdline, ended } = await emulatorProcess(linkedLauncher(), {});
     // The process started is node itself (the launcher execs it), so a signal sent to it reaches avalake.
-    expect(cmdline.slice(1, 3)).toEqual([ENTRY, 'emulator']);
+    expect([realpathSync(cmdline[1] ?? ''), cmdline[2]]).toEqual([ENTRY, 'emulator']);
     expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
     // And it ends on SIGTERM: with a shell left in between, the shell would have died alone.
     expect(ended).toBe(true);
