@@ -4,8 +4,8 @@
  * N runs of `avalake run` on the demo pipeline's default streams (pipelines/demo.json, urls pointed at an
  * in-process emulator), the emulator's world moved --step (15 minutes) between runs, as cron would see it.
  * Each run is the CLI's own `run(args, env)` (src/cli/run.ts), in this process by default, or with
- * `--mode child` a fresh `avalake run --json` process per run, as cron starts it (the emulator stays in
- * this process either way). After every run the lake is counted (bench/lib/lake-census.ts): Parquet
+ * `--mode child` a fresh `avalake run --json` process per run (bin/avalake), as cron starts it (the
+ * emulator stays in this process either way). After every run the lake is counted (bench/lib/lake-census.ts): Parquet
  * files a reader globbing `lake/<stream>/**\/*.parquet` sees, Parquet files on disk, commit-log files,
  * lake bytes.
  *
@@ -27,11 +27,11 @@ import { type RunArgs, type RunReport, run } from '../src/cli/run.ts';
 import { createEmulator, DEFAULT_SEED } from '../src/emulator/index.ts';
 import { STREAMS } from '../src/extract/streams/index.ts';
 import { censusOf, type LakeCensus } from './lib/lake-census.ts';
+import { LAUNCHER, launcherEnv } from './lib/launcher.ts';
 import { shiftClock } from './lib/shifted-clock.ts';
 import { fmt, median, table } from './lib/stats.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'avalake.js');
 const PIPELINE = join(ROOT, 'pipelines', 'demo.json');
 /** Runs either side of run 10 (8..12), and runs before N (N−4..N), whose median seconds are reported. */
 const WINDOW = 5;
@@ -78,7 +78,7 @@ const dataDir = resolve(values['data-dir'] ?? join(tempDir as string, 'data'));
 const lakeDir = join(dataDir, 'lake');
 const snapshotStreams = new Set(STREAMS.filter((s) => s.strategy === 'snapshot').map((s) => s.name));
 // The defaults are measured: an AVALAKE_STREAMS (or any AVALAKE_*) in the shell must not change them.
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_')));
+const env = launcherEnv();
 
 // Note: a fixed clock starting at the wall clock's now moves only by --step, so the world each run sees
 // is a function of the seed and the run number; the pipeline's rolling "7d" start is taken from the wall
@@ -158,7 +158,6 @@ async function runInProcess(): Promise<{ exitCode: number | null; stdout: string
 /** One `avalake run --json` child process, as cron starts it. */
 function runAsChild(): Promise<{ exitCode: number | null; stdout: string; crash?: string }> {
   const args = [
-    BIN,
     'run',
     PIPELINE,
     '--json',
@@ -173,7 +172,7 @@ function runAsChild(): Promise<{ exitCode: number | null; stdout: string; crash?
     `${emulator.url}/fuji`,
   ];
   return new Promise((done) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(LAUNCHER, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

@@ -26,7 +26,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
@@ -37,6 +37,7 @@ import { createHttpClient, type HttpClient } from '../src/extract/http.ts';
 import { runExtract } from '../src/extract/run.ts';
 import type { BareArgs, BareResult, RecordedRequest, WalkRecording } from './lib/bare-client.ts';
 import { startChildEmulator } from './lib/child-emulator.ts';
+import { LAUNCHER, launcherEnv } from './lib/launcher.ts';
 import { MB, sampleProcMemory } from './lib/proc-memory.ts';
 import { fmt, median, ratio, table } from './lib/stats.ts';
 
@@ -61,18 +62,12 @@ const SAMPLE_MS = 50;
 const DAY_S = 86_400;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LAUNCHER = join(ROOT, 'bin', 'avalake');
 const BARE_SOURCE = fileURLToPath(new URL('./lib/bare-client.ts', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'avalake-bench-throughput-'));
 process.once('exit', () => rmSync(work, { recursive: true, force: true }));
 /** The bare client as plain JavaScript, so it runs on node alone, as lean as it can start. */
 const BARE = join(work, 'bare-client.mjs');
-// The measured runs must not pick up a data directory, pipeline or key from the shell; the launcher's
-// `node` is the one running the bench.
-const ENV = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AVALAKE_'))),
-  PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
-};
+const ENV = launcherEnv();
 
 interface Measured {
   mode: 'bare' | 'pipeline';
