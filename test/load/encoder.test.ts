@@ -7,7 +7,7 @@ import { BATCH_ROWS, createBatchBuilder } from '../../src/load/batch-builder.ts'
 import type { BatchMessage } from '../../src/load/batch-message.js';
 import { lakeColumnsOf } from '../../src/load/columns.ts';
 import { createInlineEncoder, createWorkerEncoder, ParquetEncodeError } from '../../src/load/encoder.ts';
-import { openLake } from '../../src/load/lake.ts';
+import { type Lake, openLake } from '../../src/load/lake.ts';
 import { columnTypes, query } from './duck.ts';
 import { record, rows } from './fixtures/rich-records.ts';
 
@@ -28,9 +28,12 @@ const ROWS = BATCH_ROWS + 7_321;
 /** Partitions of a page or two, as most of a pipeline's are: each flush writes one small file. */
 const SMALL_PARTITIONS = [1, 3, 100, 250];
 
-/** A lake of a few partitions of `sizes` rows each, every one a single small file. */
-async function writeSmallFiles(encoder: 'worker' | 'inline', sizes: readonly number[]): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-small-${encoder}-`));
+/** A lake written by `write` through the worker encoder or the inline one; its Parquet files to read. */
+async function writtenLake(
+  encoder: 'worker' | 'inline',
+  write: (lake: Lake) => Promise<void>,
+): Promise<string> {
+  const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-${encoder}-`));
   dirs.push(dataDir);
   const lake = await openLake({
     dataDir,
@@ -38,6 +41,30 @@ async function writeSmallFiles(encoder: 'worker' | 'inline', sizes: readonly num
     ...(encoder === 'inline' ? { encoder: createInlineEncoder() } : {}),
   });
   try {
+    await write(lake);
+  } finally {
+    await lake.close();
+  }
+  return `read_parquet('${dataDir}/lake/rich/**/*.parquet', hive_partitioning = false)`;
+}
+
+/** One partition of ROWS rows, appended a page of 1,000 at a time: two files of several batches each. */
+const writeLarge = (encoder: 'worker' | 'inline') =>
+  writtenLake(encoder, async (lake) => {
+    const flush = lake.begin({ stream: 'rich', partition: { network: 'mainnet' }, schema: record });
+    const all = Array.from({ length: ROWS }, (_, i) => {
+      const row = record.parse(rows[i % rows.length]);
+      return { ...row, txHash: `${row.txHash}-${i}` };
+    });
+    for (let i = 0; i < all.length; i += 1_000)
+      await flush.append(all.slice(i, i + 1_000), 1_700_000_000_000);
+    const committed = await flush.commit({ done: true });
+    expect(committed.files.filter((f) => f.path.includes('/part-'))).toHaveLength(2);
+  });
+
+/** A few partitions of `sizes` rows each, every one a single small file. */
+const writeSmallFiles = (encoder: 'worker' | 'inline', sizes: readonly number[]) =>
+  writtenLake(encoder, async (lake) => {
     for (const [p, size] of sizes.entries()) {
       const flush = lake.begin({ stream: 'rich', partition: { network: `net-${p}` }, schema: record });
       const some = Array.from({ length: size }, (_, i) => {
@@ -48,60 +75,32 @@ async function writeSmallFiles(encoder: 'worker' | 'inline', sizes: readonly num
       const committed = await flush.commit({ done: true });
       expect(committed.files.filter((f) => f.path.includes('/part-'))).toHaveLength(1);
     }
-  } finally {
-    await lake.close();
-  }
-  return `read_parquet('${dataDir}/lake/rich/**/*.parquet', hive_partitioning = false)`;
-}
-
-async function writeLake(encoder: 'worker' | 'inline'): Promise<string> {
-  const dataDir = await mkdtemp(join(tmpdir(), `avalake-encoder-${encoder}-`));
-  dirs.push(dataDir);
-  const lake = await openLake({
-    dataDir,
-    runId: 'run-1',
-    ...(encoder === 'inline' ? { encoder: createInlineEncoder() } : {}),
   });
-  try {
-    const flush = lake.begin({ stream: 'rich', partition: { network: 'mainnet' }, schema: record });
-    const all = Array.from({ length: ROWS }, (_, i) => {
-      const row = record.parse(rows[i % rows.length]);
-      return { ...row, txHash: `${row.txHash}-${i}` };
-    });
-    for (let i = 0; i < all.length; i += 1_000)
-      await flush.append(all.slice(i, i + 1_000), 1_700_000_000_000);
-    const committed = await flush.commit({ done: true });
-    expect(committed.files.filter((f) => f.path.includes('/part-'))).toHaveLength(2);
-  } finally {
-    await lake.close();
-  }
-  return `read_parquet('${dataDir}/lake/rich/**/*.parquet', hive_partitioning = false)`;
+
+/** The two lakes hold the same `rows` rows, with the same column types. */
+async function expectSameLake(worker: string, inline: string, rows: number) {
+  expect(await columnTypes(worker)).toEqual(await columnTypes(inline));
+  const [diff] = await query(
+    `select (select count(*) from ${worker})::integer as rows,
+            (select count(*) from (from ${worker} except all from ${inline}))::integer as only_worker,
+            (select count(*) from (from ${inline} except all from ${worker}))::integer as only_inline`,
+  );
+  expect(diff).toEqual({ rows, only_worker: 0, only_inline: 0 });
 }
 
 describe('the Parquet encoder', () => {
   it('on its worker thread writes the rows and types the calling thread writes', async () => {
-    const worker = await writeLake('worker');
-    const inline = await writeLake('inline');
-    expect(await columnTypes(worker)).toEqual(await columnTypes(inline));
-    const [diff] = await query(
-      `select (select count(*) from ${worker})::integer as rows,
-              (select count(*) from (from ${worker} except all from ${inline}))::integer as only_worker,
-              (select count(*) from (from ${inline} except all from ${worker}))::integer as only_inline`,
-    );
-    expect(diff).toEqual({ rows: ROWS, only_worker: 0, only_inline: 0 });
+    await expectSameLake(await writeLarge('worker'), await writeLarge('inline'), ROWS);
   }, 120_000);
 
   it('writes small files, one per partition, as the calling thread writes them', async () => {
     const worker = await writeSmallFiles('worker', SMALL_PARTITIONS);
     const inline = await writeSmallFiles('inline', SMALL_PARTITIONS);
-    expect(await columnTypes(worker)).toEqual(await columnTypes(inline));
-    const [diff] = await query(
-      `select (select count(*) from ${worker})::integer as rows,
-              (select count(*) from (from ${worker} except all from ${inline}))::integer as only_worker,
-              (select count(*) from (from ${inline} except all from ${worker}))::integer as only_inline`,
+    await expectSameLake(
+      worker,
+      inline,
+      SMALL_PARTITIONS.reduce((a, b) => a + b, 0),
     );
-    const total = SMALL_PARTITIONS.reduce((a, b) => a + b, 0);
-    expect(diff).toEqual({ rows: total, only_worker: 0, only_inline: 0 });
   }, 60_000);
 
   it('fails a file it cannot encode, alone: the next file encodes', async () => {
