@@ -9,6 +9,8 @@
  * not pay for the TypeScript loader; it is registered only when a command's module is first imported.
  */
 
+import { releaseSignals } from './held-signals.js';
+
 export const WARP_NETWORKS = /** @type {const} */ (['mainnet', 'fuji', 'testnet']);
 
 /** @type {Promise<void> | undefined} */
@@ -29,6 +31,8 @@ const loadTypeScript = () => {
 /**
  * A handler that imports its module on first use; the command's exit code becomes the process's.
  * yargs has checked the flags against the builder, which is what the command's args type describes.
+ * A signal that came while the module loaded (held since main.js began) is handed over once the command
+ * has started, so that a command with handlers of its own, set before its first await, receives it.
  * @param {() => Promise<(args: any, env: NodeJS.ProcessEnv) => Promise<number | undefined>>} load
  */
 function lazy(load) {
@@ -36,7 +40,9 @@ function lazy(load) {
   return async (args) => {
     await loadTypeScript();
     const command = await load();
-    const code = await command(args, process.env);
+    const running = command(args, process.env);
+    releaseSignals();
+    const code = await running;
     if (code !== undefined) process.exitCode = code;
   };
 }
@@ -283,6 +289,12 @@ export const COMMANDS = [
           type: 'string',
           default: 'real',
           describe: 'real, fixed:<unix seconds> or speed:<factor>',
+        })
+        .option('genesis', {
+          type: 'string',
+          default: '',
+          describe:
+            "UTC day the world begins (YYYY-MM-DD); default: the scale's history before the clock's day. Pass the day an earlier start printed to serve its world again",
         })
         .option('keys', {
           type: 'string',

@@ -1,8 +1,9 @@
-import { parseClockSpec } from '../emulator/clock.ts';
+import { createClock, parseClockSpec } from '../emulator/clock.ts';
 import { parseFaultSpec } from '../emulator/faults.ts';
 import { createEmulator } from '../emulator/index.ts';
 import { KEYS_ENV_VAR, parseKeysSpec } from '../emulator/keys.ts';
 import { parseRateLimitSpec } from '../emulator/limits.ts';
+import { checkGenesis, genesisDay, parseGenesis } from '../emulator/world/genesis.ts';
 import { parseScale, type Scale } from '../emulator/world/scale.ts';
 import { UsageError } from './errors.ts';
 
@@ -14,6 +15,7 @@ export interface EmulatorArgs {
   faults: string;
   'rate-limit': string;
   clock: string;
+  genesis: string;
   keys: string;
 }
 
@@ -21,6 +23,7 @@ export interface EmulatorArgs {
 function validate(args: EmulatorArgs): Scale {
   try {
     parseClockSpec(args.clock);
+    if (args.genesis !== '') checkGenesis(parseGenesis(args.genesis), createClock(args.clock).now());
     parseFaultSpec(args.faults);
     parseRateLimitSpec(args['rate-limit']);
     parseKeysSpec(args.keys);
@@ -46,12 +49,21 @@ export async function serveEmulator(args: EmulatorArgs): Promise<void> {
     faults: args.faults,
     rateLimit: args['rate-limit'],
     clock: args.clock,
+    ...(args.genesis !== '' ? { genesis: args.genesis } : {}),
     keys: args.keys,
   });
-  process.stdout.write(`listening on ${emulator.url}\n`);
+  // Handlers first: whoever reads "listening on" may signal at once, and a signal that came before them
+  // would kill the process instead of closing the server and exiting 0.
   const stop = () => {
     void emulator.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  const { seed, genesis } = emulator.truth;
+  process.stdout.write(`listening on ${emulator.url}\n`);
+  // The world starts on a day derived from the clock's unless pinned: say how to get this one back.
+  process.stdout.write(
+    `world of seed ${seed}, scale ${scale}, history from ${genesisDay(genesis)} ` +
+      `(to serve this same world after a restart: --genesis ${genesisDay(genesis)})\n`,
+  );
 }

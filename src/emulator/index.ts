@@ -6,6 +6,7 @@ import { createHttpServer, listenOn } from './http/server.ts';
 import { type ApiKey, parseKeysSpec } from './keys.ts';
 import { createRateLimiter, parseRateLimitSpec } from './limits.ts';
 import { allRoutes } from './routes/index.ts';
+import { parseGenesis } from './world/genesis.ts';
 import { createWorld, type World } from './world/index.ts';
 import type { Scale } from './world/scale.ts';
 
@@ -21,6 +22,11 @@ export interface EmulatorOptions {
   rateLimit?: string;
   /** "real" (default), "fixed:<unix seconds>" or "speed:<factor>". */
   clock?: string;
+  /**
+   * The UTC day the world's history begins ("YYYY-MM-DD" or Unix seconds at a midnight); by default the
+   * scale's history before the clock's day. An earlier start's `truth.genesis` continues its world.
+   */
+  genesis?: string | number;
   /** API keys the data service knows, e.g. "k1:pro,k2:free:deny=/v1/signatureAggregator". */
   keys?: string | ApiKey[];
 }
@@ -44,7 +50,12 @@ export const DEFAULT_SEED = 1;
 export async function createEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const seed = options.seed ?? DEFAULT_SEED;
   const clock = createClock(options.clock ?? 'real');
-  const world = createWorld({ seed, scale: options.scale ?? 'small', clock });
+  const world = createWorld({
+    seed,
+    scale: options.scale ?? 'small',
+    clock,
+    ...(options.genesis !== undefined ? { genesis: parseGenesis(options.genesis) } : {}),
+  });
   const keys = typeof options.keys === 'string' ? parseKeysSpec(options.keys) : (options.keys ?? []);
   const faults = createFaultInjector(seed, parseFaultSpec(options.faults ?? ''));
   const requests = { total: 0, byStatus: new Map<number, number>() };

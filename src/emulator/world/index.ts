@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { createEvmWorld, type EvmWorld } from './evm/index.ts';
+import { checkGenesis, defaultGenesis } from './genesis.ts';
 import { NETWORKS, type Network } from './networks.ts';
 import { createPrimaryNetwork, type PrimaryNetwork } from './primary/index.ts';
 import { SCALE_PROFILES, type Scale, type ScaleProfile } from './scale.ts';
@@ -8,6 +9,11 @@ export interface WorldOptions {
   seed: number;
   scale: Scale;
   clock: Clock;
+  /**
+   * Unix seconds (a UTC midnight) at which the history begins; by default `historyDays` before the
+   * clock's starting day. Pass an earlier world's genesis to continue that world (genesis.ts).
+   */
+  genesis?: number;
 }
 
 /** Everything both the HTTP surfaces and the tests' ground truth read from: one fact, one value. */
@@ -24,12 +30,10 @@ export interface World {
   readonly evm: EvmWorld;
 }
 
-const DAY = 86_400;
-
 export function createWorld(options: WorldOptions): World {
   const profile = SCALE_PROFILES[options.scale];
-  // History is anchored to the clock's starting day, so a fixed clock gives the same world every time.
-  const genesis = Math.floor(options.clock.now() / DAY) * DAY - profile.historyDays * DAY;
+  const genesis = options.genesis ?? defaultGenesis(options.clock.now(), profile.historyDays);
+  checkGenesis(genesis, options.clock.now());
   const base = { seed: options.seed, scale: options.scale, profile, clock: options.clock, genesis };
   const primaries = new Map<Network, PrimaryNetwork>();
   const evm = createEvmWorld(base);
