@@ -10,6 +10,7 @@ import {
 } from '../load/index.ts';
 import { EXIT } from './exit.js';
 import { createRunOutput, type RunOutput } from './progress-display.ts';
+import { untilSignal } from './until-signal.ts';
 import { VERSION } from './version.js';
 
 export interface ExtractArgs extends ExtractFlags {
@@ -107,30 +108,26 @@ export function formatSummary(summary: RunSummary): string {
 }
 
 /** The whole command, returning its exit code (tests call it directly). */
-export async function extract(
+export function extract(
   args: ExtractArgs,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<number> {
-  const config = await resolveOrReport(args, env);
-  if (typeof config === 'number') return config;
-  const output = outputOf(args, config);
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    const { code, summary } = await extractWith(config, output, interrupt.signal);
-    output.close();
-    if (summary)
-      process.stdout.write(
-        redactorOf(config)(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`),
-      );
-    return code;
-  } finally {
-    output.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  return untilSignal(async (interrupted) => {
+    const config = await resolveOrReport(args, env);
+    if (typeof config === 'number') return config;
+    const output = outputOf(args, config);
+    try {
+      const { code, summary } = await extractWith(config, output, interrupted);
+      output.close();
+      if (summary)
+        process.stdout.write(
+          redactorOf(config)(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`),
+        );
+      return code;
+    } finally {
+      output.close();
+    }
+  });
 }
 
 export type ExtractConfig = Awaited<ReturnType<typeof resolveExtractConfig>>;

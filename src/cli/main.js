@@ -3,7 +3,10 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { COMMANDS } from './commands.js';
 import { EXIT } from './exit.js';
+import { holdSignals } from './held-signals.js';
 import { VERSION } from './version.js';
+
+holdSignals();
 
 // Note: plain JavaScript, and only the command table is imported here: each command registers the
 // TypeScript loader and loads its own modules when it runs, so `--help` and `--version` stay fast.

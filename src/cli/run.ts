@@ -19,6 +19,7 @@ import {
   type StreamTotals,
   streamTotals,
 } from './extract.ts';
+import { untilSignal } from './until-signal.ts';
 
 export interface RunArgs extends ExtractArgs {
   maxAge?: string[];
@@ -92,7 +93,15 @@ const BUILD_WAIT_SECONDS = 30 * 60;
  * lock 75, interrupted 130, extract failures 1 or 3 as `extract`; then a failed build or failed tests 1.
  * A spent quota is a clean stop: the warehouse is still built and tested from what was committed.
  */
-export async function run(args: RunArgs, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export function run(args: RunArgs, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  return untilSignal((interrupted) => runSteps(args, env, interrupted));
+}
+
+async function runSteps(
+  args: RunArgs,
+  env: Readonly<Record<string, string | undefined>>,
+  interrupted: AbortSignal,
+): Promise<number> {
   let maxAge: MaxAge;
   let buildWaitSeconds: number;
   try {
@@ -130,10 +139,6 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     return exitCode;
   };
 
-  const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort(new Error('interrupted by a signal'));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   const output = outputOf(args, config);
   const { log } = output;
   try {
@@ -148,7 +153,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       output.progress(event);
     };
     const extractStarted = Date.now();
-    const { code, summary } = await extractWith(config, { ...output, progress }, interrupt.signal);
+    const { code, summary } = await extractWith(config, { ...output, progress }, interrupted);
     output.close();
     report.extract.seconds = since(extractStarted);
     if (!summary) {
@@ -184,7 +189,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         lock: {
           wait: buildWaitSeconds > 0,
           timeoutMs: buildWaitSeconds * 1000,
-          signal: interrupt.signal,
+          signal: interrupted,
           onWait: (holder) =>
             log({
               msg: 'waiting for another build of the warehouse',
@@ -213,8 +218,8 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     } catch (error) {
       const reason = (error as Error).message;
       // Only the wait for another build ends on a signal (a build once begun runs to its end).
-      const waitInterrupted = error === interrupt.signal.reason || (error as Error).name === 'AbortError';
-      if (interrupt.signal.aborted && waitInterrupted) {
+      const waitInterrupted = error === interrupted.reason || (error as Error).name === 'AbortError';
+      if (interrupted.aborted && waitInterrupted) {
         report.status = 'interrupted';
         report.build = { ...report.build, reason: 'interrupted', seconds: since(buildStarted) };
         report.test.reason = 'interrupted';
@@ -239,7 +244,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
       return finish(EXIT.failed);
     }
     // A build is atomic, so a signal during it waits for it; the tests are skipped.
-    if (interrupt.signal.aborted) {
+    if (interrupted.aborted) {
       report.status = 'interrupted';
       report.test.reason = 'interrupted';
       return finish(EXIT.interrupted);
@@ -280,7 +285,7 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
         seconds: since(testStarted),
       };
     }
-    if (interrupt.signal.aborted) {
+    if (interrupted.aborted) {
       report.status = 'interrupted';
       return finish(EXIT.interrupted);
     }
@@ -293,8 +298,6 @@ export async function run(args: RunArgs, env: Readonly<Record<string, string | u
     return finish(code);
   } finally {
     output.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
   }
 }
 
