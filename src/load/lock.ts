@@ -56,6 +56,40 @@ export interface LockOptions {
 
 const DEFAULT_POLL_MS = 1000;
 
+/** Flags whose value is a secret: the next word, or what follows `=`. */
+const SECRET_FLAGS = ['--api-key'];
+
+/**
+ * A command line as a lock file keeps it, to show who holds the lock: the value of --api-key, and the
+ * password of any URL in it (a catalog's `postgres://user:secret@host`), replaced by `***`. The lock
+ * file lives in the data directory, and its holder is shown by other runs and by `status`.
+ */
+export function withoutSecrets(command: string): string {
+  const words = command.split(' ');
+  return words
+    .map((word, i) => {
+      const flag = SECRET_FLAGS.find((f) => word.startsWith(`${f}=`));
+      if (flag) return `${flag}=***`;
+      if (SECRET_FLAGS.includes(words[i - 1] ?? '')) return '***';
+      return withoutUrlPassword(word);
+    })
+    .join(' ');
+}
+
+function withoutUrlPassword(word: string): string {
+  const at = word.indexOf('://');
+  if (at < 0) return word;
+  const prefix = word.slice(0, at).replace(/[^=]*$/, '');
+  try {
+    const url = new URL(word.slice(prefix.length));
+    if (!url.password) return word;
+    url.password = '***';
+    return `${prefix}${url.toString()}`;
+  } catch {
+    return word;
+  }
+}
+
 /**
  * Takes the lock file `path`. The file appears complete or not at all (written aside, then hard-linked
  * into place, which fails if it exists), so a reader never sees a half-written holder. A holder whose
@@ -66,7 +100,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     pid: process.pid,
     hostname: hostname(),
     since: new Date().toISOString(),
-    command: options.command ?? process.argv.slice(1).join(' '),
+    command: withoutSecrets(options.command ?? process.argv.slice(1).join(' ')),
     bootId: await currentBootId(),
     token: randomBytes(8).toString('hex'),
   };
@@ -139,7 +173,9 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
   }
   try {
     const holder = JSON.parse(text) as LockHolder;
-    return typeof holder.pid === 'number' ? { text, holder } : { text };
+    if (typeof holder.pid !== 'number') return { text };
+    // A lock written before commands were masked may still name a key: never show it.
+    return { text, holder: { ...holder, command: withoutSecrets(String(holder.command ?? '')) } };
   } catch {
     // Not written by acquireLock (which links complete files only): treat as stale.
     return { text };

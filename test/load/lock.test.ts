@@ -60,6 +60,33 @@ describe('data directory lock', () => {
     await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof acquireLock>>>).value.release();
   });
 
+  it('keeps no secret of the command it shows: the API key and URL passwords are masked', async () => {
+    const command =
+      'bin/avalake.js extract p.json --api-key SeCrEt-1 --catalog postgres://avalake:pw-2@db:5432/lake ' +
+      '--data-dir s3://bucket/lake --api-key=SeCrEt-3 --node-url=http://op:pw-4@node:9650';
+    const lock = await acquireLock(lockFile, { command });
+    const written = await readFile(lockFile, 'utf8');
+    const error = await acquireLock(lockFile).catch((e: LockHeldError) => e);
+    for (const shown of [written, error.message, (await readLockHolder(lockFile))?.command])
+      for (const secret of ['SeCrEt-1', 'pw-2', 'SeCrEt-3', 'pw-4']) expect(shown).not.toContain(secret);
+    expect(lock.holder.command).toBe(
+      'bin/avalake.js extract p.json --api-key *** --catalog postgres://avalake:***@db:5432/lake ' +
+        '--data-dir s3://bucket/lake --api-key=*** --node-url=http://op:***@node:9650/',
+    );
+    await lock.release();
+  });
+
+  it('masks a key in a lock file written before commands were masked', async () => {
+    await writeFile(
+      lockFile,
+      holderFile({ pid: process.pid, hostname: 'elsewhere', command: 'avalake run --api-key OldKey-5' }),
+    );
+    expect((await readLockHolder(lockFile))?.command).toBe('avalake run --api-key ***');
+    const error = await acquireLock(lockFile).catch((e: LockHeldError) => e);
+    expect(error.message).toContain('(avalake run --api-key ***)');
+    expect(error.message).not.toContain('OldKey-5');
+  });
+
   it('takes over a lock whose process is gone', async () => {
     await writeFile(lockFile, holderFile({ pid: deadPid() }));
     const lock = await acquireLock(lockFile);
