@@ -114,6 +114,14 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       } catch (error) {
         request.budget?.settle(request.cost, 0, {});
         if (request.signal?.aborted) throw new AbortError(request.signal.reason ?? (error as Error));
+        // A request the client refuses to send as built (undici's invalid argument) fails the same way
+        // every time: retrying it only waits, and undici's pools have hung on such retries.
+        if ((error as { code?: unknown }).code === 'UND_ERR_INVALID_ARG')
+          throw new AbortError(
+            new FinalError(`the request could not be sent: ${(error as Error).message}`, at, undefined, {
+              cause: error,
+            }),
+          );
         const dead = connectionFailed(origin, host, error);
         if (dead) throw new AbortError(dead);
         throw new RetryableError(

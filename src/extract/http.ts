@@ -31,8 +31,25 @@ export interface HttpOptions {
   readTimeoutMs?: number;
 }
 
+/**
+ * Why `value` cannot be an HTTP header's value (visible ASCII, spaces and tabs), or undefined when it
+ * can. A key read from a file with Windows line endings ends in a carriage return, the most common case.
+ */
+export function headerValueProblem(value: string): string | undefined {
+  if (value.endsWith('\r')) return 'it ends with a carriage return (a file with Windows line endings?)';
+  const bad = /[^\t\x20-\x7e]/.exec(value);
+  if (!bad) return undefined;
+  const code = bad[0].codePointAt(0) ?? 0;
+  const what = code < 0x20 || code === 0x7f ? 'a control character' : 'a character outside ASCII';
+  return `it holds ${what} (U+${code.toString(16).toUpperCase().padStart(4, '0')}) at position ${bad.index + 1}`;
+}
+
 /** Keep-alive connection pools, one per origin; the only place that touches the network. */
 export function createHttpClient(options: HttpOptions): HttpClient {
+  // undici refuses such a header on every request, and a pool that refused some hangs later requests
+  // (undici 7.30): refuse the key once, here, rather than retry for ever. The configuration says it first.
+  const keyProblem = options.apiKey === undefined ? undefined : headerValueProblem(options.apiKey);
+  if (keyProblem) throw new Error(`the API key cannot be sent in an HTTP header: ${keyProblem}`);
   const pools = new Map<string, Pool>();
   const poolFor = (origin: string) => {
     let pool = pools.get(origin);

@@ -10,7 +10,7 @@ import {
   RetryableError,
 } from '../../src/extract/errors.ts';
 import { createFetcher, retryAfterOf } from '../../src/extract/fetcher.ts';
-import { createHttpClient } from '../../src/extract/http.ts';
+import { createHttpClient, headerValueProblem } from '../../src/extract/http.ts';
 import { sleep } from '../../src/extract/sleep.ts';
 
 const KEY = 'test-key-0123456789abcdef';
@@ -138,6 +138,42 @@ describe('fetcher', () => {
     expect(`${error.message} ${error.stack}`).not.toContain(KEY);
     await f({ url: `${base}/unkeyed-metrics`, cost: 0, at: {} }).catch(() => undefined);
     await keyed.close();
+  });
+});
+
+describe('a key an HTTP header cannot carry', () => {
+  it.each([
+    [`${KEY}\r`, 'it ends with a carriage return (a file with Windows line endings?)'],
+    [`${KEY}\nx`, 'it holds a control character (U+000A) at position 26'],
+    [`${KEY}é`, 'it holds a character outside ASCII (U+00E9) at position 26'],
+  ])('is refused when the client is made, naming what is wrong and not the key (%#)', (apiKey, problem) => {
+    expect(headerValueProblem(apiKey)).toBe(problem);
+    const made = () => createHttpClient({ userAgent: 'avalake/test', apiKey, keyedOrigins: [base] });
+    expect(made).toThrow(`the API key cannot be sent in an HTTP header: ${problem}`);
+    expect(() => made()).not.toThrow(KEY);
+  });
+
+  it('takes a key of visible ASCII', () => {
+    expect(headerValueProblem(KEY)).toBeUndefined();
+  });
+
+  it('fails a request the client refuses to send at once, without retrying', async () => {
+    let attempts = 0;
+    const refusing = {
+      send: async () => {
+        attempts++;
+        throw Object.assign(new Error('invalid x-data-api-key header'), { code: 'UND_ERR_INVALID_ARG' });
+      },
+      close: async () => {},
+    };
+    const slept: number[] = [];
+    const f = createFetcher({ http: refusing, sleep: async (ms) => void slept.push(ms) });
+    const error = await f({ url: `${base}/never`, cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FinalError);
+    expect((error as Error).message).toContain(
+      'the request could not be sent: invalid x-data-api-key header',
+    );
+    expect([attempts, slept]).toEqual([1, []]);
   });
 });
 
