@@ -236,7 +236,8 @@ export async function status(
     result = await readStatus(dataDir, now, catalog);
   } catch (error) {
     if (error instanceof LakeCorruptError) {
-      process.stderr.write(`avalake: ${error.message} (${error.path})\n`);
+      const where = error.message.includes(error.path) ? '' : ` (${error.path})`;
+      process.stderr.write(`avalake: ${error.message}${where}\n`);
       return EXIT.failed;
     }
     if (error instanceof CatalogUnavailableError) {

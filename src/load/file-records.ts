@@ -71,12 +71,12 @@ export async function listDir(path: string): Promise<string[]> {
   }
 }
 
-async function readJson(path: string, name: string): Promise<unknown> {
+async function readJson(path: string, what: string): Promise<unknown> {
   const text = await readFile(path, 'utf8');
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new LakeCorruptError(`${name} is not JSON`, path, { cause });
+    throw new LakeCorruptError(`${what} is not JSON; restore it from a backup`, path, { cause });
   }
 }
 
@@ -95,7 +95,8 @@ async function readStreamLog(
   let state: StreamState | undefined;
   if (stateSeq >= 0) {
     const path = join(dir, stateFileName(stateSeq));
-    state = parseState(await readJson(path, stateFileName(stateSeq)), stateFileName(stateSeq), path);
+    const what = `commit log state ${path}`;
+    state = parseState(await readJson(path, what), what, path);
   }
   const records: CommitRecord[] = [];
   for (const name of names) {
@@ -111,9 +112,8 @@ async function readStreamLog(
       if (tidy) await unlink(path);
       continue;
     }
-    records.push(
-      parseCommitRecord(await readJson(path, `commit record ${name}`), `commit record ${name}`, path),
-    );
+    const what = `commit record ${path}`;
+    records.push(parseCommitRecord(await readJson(path, what), what, path));
   }
   return { state, records: records.sort((a, b) => a.seq - b.seq) };
 }

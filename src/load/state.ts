@@ -182,10 +182,36 @@ export function serializeState(state: StreamState): string {
   return JSON.stringify({ ...state, partitions: [...state.partitions.values()] });
 }
 
+/**
+ * What a schema found wrong, in one line: the first few issues by path (zod's own message is a JSON dump
+ * of every issue, a hundred lines for one bad field).
+ */
+function issuesOf(error: z.ZodError): string {
+  const issues = closestIssues(error.issues);
+  const shown = issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'the whole'}: ${issue.message}`);
+  const more = issues.length - shown.length;
+  return `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+}
+
+/** A union's "Invalid input" says nothing: its closest member's issues (the fewest) say what is wrong. */
+function closestIssues(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => {
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+    const closest = [...issue.errors].sort((a, b) => a.length - b.length)[0] ?? [];
+    return closestIssues(closest).map((inner) => ({ ...inner, path: [...issue.path, ...inner.path] }));
+  });
+}
+
 /** A folded state as read back from its store; a malformed one is a LakeCorruptError saying what and where. */
 export function parseState(json: unknown, what: string, where: string): StreamState {
   const result = streamStateSchema.safeParse(json);
-  if (!result.success) throw new LakeCorruptError(`${what} is malformed: ${result.error.message}`, where);
+  if (!result.success)
+    throw new LakeCorruptError(
+      `${what} is malformed (${issuesOf(result.error)}); restore it from a backup`,
+      where,
+    );
   const { partitions, ...rest } = result.data;
   return { ...rest, partitions: new Map(partitions.map((p) => [partitionId(p.partition), p])) };
 }
@@ -193,7 +219,11 @@ export function parseState(json: unknown, what: string, where: string): StreamSt
 /** A commit record as read back from its store; a malformed one is a LakeCorruptError saying what and where. */
 export function parseCommitRecord(json: unknown, what: string, where: string): CommitRecord {
   const result = commitRecordSchema.safeParse(json);
-  if (!result.success) throw new LakeCorruptError(`${what} is malformed: ${result.error.message}`, where);
+  if (!result.success)
+    throw new LakeCorruptError(
+      `${what} is malformed (${issuesOf(result.error)}); restore it from a backup`,
+      where,
+    );
   return result.data;
 }
 

@@ -277,6 +277,17 @@ describe('recovery', () => {
     await (await openTest()).close();
     await mkdir(commits, { recursive: true });
     await writeFile(join(commits, '0000000002.json'), '{"format":1}');
-    await expect(openLake({ dataDir })).rejects.toThrow(/commit record 0000000002.json is malformed/);
+    // One line naming the file by its path (every stream has a 0000000002.json), what is wrong, and what to do.
+    const malformed = (await openLake({ dataDir }).catch((e: unknown) => e)) as Error;
+    expect(malformed.message).toBe(
+      `commit record ${join(commits, '0000000002.json')} is malformed (stream: Invalid input: expected ` +
+        'string, received undefined; seq: Invalid input: expected number, received undefined; partition: ' +
+        'Invalid input: expected record, received undefined; and 4 more); restore it from a backup',
+    );
+    await writeFile(join(commits, '0000000002.json'), '{"format":1,');
+    const notJson = (await openLake({ dataDir }).catch((e: unknown) => e)) as Error;
+    expect(notJson.message).toBe(
+      `commit record ${join(commits, '0000000002.json')} is not JSON; restore it from a backup`,
+    );
   });
 });

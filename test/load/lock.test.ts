@@ -66,7 +66,7 @@ describe('data directory lock', () => {
       '--data-dir s3://bucket/lake --api-key=SeCrEt-3 --node-url=http://op:pw-4@node:9650';
     const lock = await acquireLock(lockFile, { command });
     const written = await readFile(lockFile, 'utf8');
-    const error = await acquireLock(lockFile).catch((e: LockHeldError) => e);
+    const error = (await acquireLock(lockFile).catch((e: unknown) => e)) as LockHeldError;
     for (const shown of [written, error.message, (await readLockHolder(lockFile))?.command])
       for (const secret of ['SeCrEt-1', 'pw-2', 'SeCrEt-3', 'pw-4']) expect(shown).not.toContain(secret);
     expect(lock.holder.command).toBe(
@@ -82,7 +82,7 @@ describe('data directory lock', () => {
       holderFile({ pid: process.pid, hostname: 'elsewhere', command: 'avalake run --api-key OldKey-5' }),
     );
     expect((await readLockHolder(lockFile))?.command).toBe('avalake run --api-key ***');
-    const error = await acquireLock(lockFile).catch((e: LockHeldError) => e);
+    const error = (await acquireLock(lockFile).catch((e: unknown) => e)) as LockHeldError;
     expect(error.message).toContain('(avalake run --api-key ***)');
     expect(error.message).not.toContain('OldKey-5');
   });
