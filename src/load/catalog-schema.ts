@@ -23,6 +23,9 @@ create table if not exists avalake.seqs (
   stream text not null,
   run_id text not null
 );
+-- A seq is committed once, or fenced off once by a recovery that took its writer for gone; never both.
+alter table avalake.seqs add column if not exists committed boolean not null default false;
+alter table avalake.seqs add column if not exists fenced boolean not null default false;
 create table if not exists avalake.commits (
   commit_id bigserial primary key,
   stream text not null,

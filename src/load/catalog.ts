@@ -4,7 +4,13 @@ import { allowanceOf, type SharedAllowance } from './catalog-allowance.ts';
 import { type CatalogRuns, catalogRuns, listWorkers, type WorkerStanding } from './catalog-runs.ts';
 import { createSchema } from './catalog-schema.ts';
 import { type Partition, partitionId } from './layout.ts';
-import { CatalogUnavailableError, CommitConflictError, type RecordStore, type StreamLog } from './records.ts';
+import {
+  CatalogUnavailableError,
+  CommitConflictError,
+  LeaseLostError,
+  type RecordStore,
+  type StreamLog,
+} from './records.ts';
 import { type CommitRecord, isCompaction, parseCommitRecord, parseState, serializeState } from './state.ts';
 
 /**
@@ -153,6 +159,13 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       try {
         await client.query('begin');
         const id = isCompaction(record) ? null : partitionId(record.partition);
+        // The fence: a seq that another worker's recovery fenced off (its files discarded) never commits.
+        // Both sides update the seq's one row, so whichever comes second sees what the first did.
+        const allowed = await client.query(
+          'update avalake.seqs set committed = true where seq = $1 and not fenced',
+          [record.seq],
+        );
+        if (allowed.rowCount !== 1) throw new LeaseLostError(record.stream, id ?? 'compaction', record.seq);
         if (!isCompaction(record)) {
           const parent = record.parent ?? null;
           const advanced =
@@ -191,13 +204,21 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     },
 
     async abandoned(_stream, seqs) {
-      if (seqs.length === 0) return new Set();
+      if (seqs.length === 0) return { gone: new Set(), fenced: new Set() };
+      const fencing = await pool.query<{ seq: string }>(
+        `update avalake.seqs s set fenced = true
+         where s.seq = any($1::bigint[]) and not s.committed and not ${runs.isLive('s.run_id')}
+         returning s.seq`,
+        [seqs],
+      );
       const { rows } = await pool.query<{ seq: string }>(
         `select s.seq from avalake.seqs s where s.seq = any($1::bigint[]) and ${runs.isLive('s.run_id')}`,
         [seqs],
       );
       const live = new Set(rows.map((r) => Number(r.seq)));
-      return new Set(seqs.filter((seq) => !live.has(seq)));
+      const fenced = new Set(fencing.rows.map((r) => Number(r.seq)));
+      // Fenced ones stay gone even if their writer's heartbeat came back meanwhile.
+      return { gone: new Set(seqs.filter((seq) => fenced.has(seq) || !live.has(seq))), fenced };
     },
 
     async withStream(stream, mode, body) {

@@ -32,7 +32,7 @@ export function fileRecordStore(paths: LakePaths): RecordStore {
     loadStream: (stream, options) => readStreamLog(paths, stream, options),
     allocateSeq: async () => undefined,
     shared: false,
-    abandoned: async (_stream, seqs) => new Set(seqs),
+    abandoned: async (_stream, seqs) => ({ gone: new Set(seqs), fenced: new Set(seqs) }),
     withStream: (_stream, _mode, body) => body(),
 
     async append(record) {

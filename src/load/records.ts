@@ -34,10 +34,13 @@ export interface RecordStore {
    */
   readonly shared: boolean;
   /**
-   * Of these sequence numbers (of files left in staging), those whose writer is gone: their files are
-   * rolled forward or discarded. Files: all of them (the lock holder is the only writer).
+   * Of these sequence numbers (of files left in staging), those whose writer is gone (`gone`), and among
+   * them those with no commit, which are fenced off here so that none can be committed later (`fenced`):
+   * a writer judged gone may only have paused (a suspended VM, a long stall), and must not commit a flush
+   * whose staged files are discarded. Recovery rolls forward what the state knows committed, deletes
+   * what is fenced, and leaves the rest. Files: all of them, both ways (the lock holder is the only writer).
    */
-  abandoned(stream: string, seqs: readonly number[]): Promise<Set<number>>;
+  abandoned(stream: string, seqs: readonly number[]): Promise<{ gone: Set<number>; fenced: Set<number> }>;
   /**
    * Runs `body` while no writer holds the stream the other way: commits hold it shared (from the record
    * until their files are moved in), compaction and folding alone. Files: the lock already serializes.
@@ -65,6 +68,22 @@ export class CommitConflictError extends Error {
         '(another worker advanced it); the flush was dropped and nothing of it is visible',
     );
     this.name = 'CommitConflictError';
+  }
+}
+
+/**
+ * This run was judged gone while it paused (its heartbeat older than its lease), and the flush's staged
+ * files were fenced off by another worker's recovery: the flush may not commit. Nothing of it is visible,
+ * and its partition's checkpoint is where it was, so its rows are fetched again.
+ */
+export class LeaseLostError extends CommitConflictError {
+  constructor(stream: string, partition: string, seq: number) {
+    super(stream, partition, null);
+    this.name = 'LeaseLostError';
+    this.message =
+      `commit ${seq} of ${stream} ${partition} refused: this run went without a heartbeat past its lease, ` +
+      'and another worker took it for gone and discarded the flush; the flush was dropped and its rows ' +
+      'will be fetched again';
   }
 }
 

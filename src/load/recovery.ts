@@ -59,7 +59,7 @@ export function createRecovery(args: {
     async rollForward(stream: string, report: RecoveryReport) {
       const names = await storage.list(stagingFolder(stream));
       if (names.length === 0) return;
-      const gone = await store.abandoned(
+      const { gone, fenced } = await store.abandoned(
         stream,
         names.map((n) => seqOfStagedFile(n)).filter((seq): seq is number => seq !== undefined),
       );
@@ -70,6 +70,8 @@ export function createRecovery(args: {
         if (seq !== undefined && !gone.has(seq)) continue;
         const file = committed.get(name);
         const path = stagedPath(stream, name);
+        // Committed after this state was read (by a writer gone since): a later open rolls it forward.
+        if (!file && seq !== undefined && !fenced.has(seq)) continue;
         if (!file) {
           await storage.remove(path);
           report.discarded.push(path);

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { z } from 'zod';
 import { formatStatus, readStatus } from '../../src/cli/status.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
-import { CommitConflictError } from '../../src/load/records.ts';
+import { CommitConflictError, LeaseLostError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import { query } from './duck.ts';
@@ -33,6 +33,27 @@ const ids = async () =>
       `select id::integer as id from read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet') order by id`,
     )
   ).map((r) => r.id as number);
+
+/** As if `runId` had stopped its heartbeat an hour ago. */
+async function ageHeartbeat(runId: string) {
+  const admin = new pg.Client({ connectionString: catalog });
+  await admin.connect();
+  try {
+    await admin.query(
+      "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = $1",
+      [runId],
+    );
+  } finally {
+    await admin.end();
+  }
+}
+
+async function until(condition: () => Promise<boolean>) {
+  for (let waited = 0; !(await condition()); waited += 20) {
+    if (waited > 10_000) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 beforeAll(async () => {
   server = await startPostgres();
@@ -72,6 +93,27 @@ describe('a PostgreSQL catalog', () => {
     const record = await next.commit({ next: 5 });
     expect(record.parent).toBe(committed.seq);
     expect(await ids()).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('fences off the flush of a run taken for gone while it paused: it cannot commit, and the lake stays whole', async () => {
+    const a = await openWriter('run-a');
+    const paused = a.begin({ stream: STREAM, partition, schema });
+    // The first 50,000 rows go to a staged file of their own before the flush commits.
+    await paused.append(rowsFrom(0, 50_001));
+    const staging = join(dataDir, 'lake', '_staging', STREAM);
+    await until(async () => (await readdir(staging).catch(() => [])).length === 1);
+    // A stalls past its lease (a suspended VM): its heartbeat is an hour old when B opens the lake.
+    await ageHeartbeat('run-a');
+    await openWriter('run-b');
+    expect(await readdir(staging)).toEqual([]);
+    // A wakes and commits: refused, since B discarded what the commit would name.
+    await expect(paused.commit({ next: 50_001 })).rejects.toBeInstanceOf(LeaseLostError);
+    // Nothing of it is visible or named: a later writer opens the lake whole, the partition not begun.
+    const c = await openWriter('run-c');
+    expect(c.readCheckpoint(STREAM, partition)).toBeUndefined();
+    expect((await readLakeState(dataDir, catalog)).get(STREAM)?.files ?? []).toEqual([]);
+    const lakeFiles = await readdir(join(dataDir, 'lake'), { recursive: true });
+    expect(lakeFiles.filter((f) => f.endsWith('.parquet'))).toEqual([]);
   });
 
   it('hands each partition to one run at a time; a finished one waits for the next wave, a dead holder’s is taken over', async () => {
