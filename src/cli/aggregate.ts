@@ -1,3 +1,4 @@
+import { apiKeyProblem } from '../extract/http.ts';
 import { DEFAULT_URLS } from '../extract/pipeline.ts';
 import { parseSignedWarpMessage } from '../schemas/warp.ts';
 import { DEFAULT_QUORUM_PERCENTAGE } from '../schemas/warp-validators.ts';
@@ -10,6 +11,7 @@ import {
   checkLines,
   checkUrl,
   DEFAULT_NODE_URLS,
+  heightArg,
   hexArg,
   NETWORK_IDS,
   nodeValidators,
@@ -22,9 +24,10 @@ export interface AggregateArgs {
   network: WarpNetwork;
   message?: string;
   justification?: string;
-  quorum?: number;
-  buffer?: number;
-  'p-chain-height'?: number;
+  /** Numbers as typed: commands.js takes them as strings so that a mistake is shown as typed. */
+  quorum?: string | number;
+  buffer?: string | number;
+  'p-chain-height'?: string | number;
   'signing-subnet'?: string;
   'base-url'?: string;
   'node-url'?: string;
@@ -39,9 +42,7 @@ function bodyOf(args: AggregateArgs): AggregationBody {
   const buffer = percentArg('--buffer', args.buffer);
   if ((quorum ?? DEFAULT_QUORUM_PERCENTAGE) + (buffer ?? 0) > 100)
     throw new UsageError('--quorum + --buffer must not be greater than 100');
-  const height = args['p-chain-height'];
-  if (height !== undefined && (!Number.isSafeInteger(height) || height < 0))
-    throw new UsageError(`--p-chain-height: expected a non-negative integer, got ${height}`);
+  const height = heightArg('--p-chain-height', args['p-chain-height']);
   const hex = (name: string, value: string | undefined) =>
     value === undefined ? undefined : hexArg(name, value).toString('hex');
   const message = hex('--message', args.message);
@@ -62,6 +63,9 @@ export async function aggregate(args: AggregateArgs): Promise<number> {
   const baseUrl = checkUrl('--base-url', args['base-url'] ?? DEFAULT_URLS.data);
   const nodeUrl = checkUrl('--node-url', args['node-url'] ?? DEFAULT_NODE_URLS[args.network]);
   const apiKey = args['api-key'] ?? process.env.AVALAKE_API_KEY;
+  const keyProblem = apiKey && apiKeyProblem(apiKey);
+  if (keyProblem)
+    throw new UsageError(`${args['api-key'] !== undefined ? '--api-key' : 'AVALAKE_API_KEY'} ${keyProblem}`);
   const http = userAgentHttp({ ...(apiKey ? { apiKey } : {}), keyedUrl: baseUrl });
   try {
     let signed: Buffer;

@@ -1,7 +1,8 @@
-import { LockHeldError } from '../load/index.ts';
+import { isObjectStorage, LockHeldError } from '../load/index.ts';
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
 import { lakeOption } from './catalog.ts';
+import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
 
 interface BuildArgs {
@@ -25,15 +26,21 @@ export function formatBuild(result: BuildResult): string {
 }
 
 /**
- * The whole command, returning its exit code: 2 for a mistake in the models, 1 for a failed build, 75
- * when another build of the warehouse is running (unless `--wait`).
+ * The whole command, returning its exit code: 2 for a mistake in the models, a data directory with no
+ * lake or one not writable, 1 for a failed build, 75 when another build of the warehouse is running
+ * (unless `--wait`).
  */
 export async function build(
   args: BuildArgs,
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  const lake = await lakeOption(args, env);
   if (typeof lake === 'number') return lake;
+  const noLake = await noLakeIn(lake.dataDir);
+  if (noLake) {
+    process.stderr.write(`avalake: ${noLake}\n`);
+    return EXIT.usage;
+  }
   try {
     const result = await buildWarehouse({
       ...lake,
@@ -47,6 +54,7 @@ export async function build(
           ),
       },
     });
+    if (result.rebuilt) process.stderr.write(`avalake: warning: ${result.rebuilt}\n`);
     process.stdout.write(`${args.json ? JSON.stringify(result) : formatBuild(result)}\n`);
     return EXIT.ok;
   } catch (error) {
@@ -58,7 +66,9 @@ export async function build(
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.locked;
     }
-    process.stderr.write(`avalake: ${(error as Error).message}\n`);
-    return EXIT.failed;
+    const flag = isObjectStorage(lake.dataDir) ? '--local-dir' : '--data-dir';
+    const refused = unwritable(flag, lake.localDir, error);
+    process.stderr.write(`avalake: ${refused ?? (error as Error).message}\n`);
+    return refused ? EXIT.usage : EXIT.failed;
   }
 }

@@ -47,6 +47,44 @@ function lazy(load) {
   };
 }
 
+/**
+ * A mistake in how avalake was called, as main.js's fail handler recognises it (by name: the UsageError
+ * class is TypeScript, not loaded here): one line, exit 2.
+ * @param {string} message
+ */
+const usageError = (message) => Object.assign(new Error(message), { name: 'UsageError' });
+
+/**
+ * A flag that takes a value and may be repeated; `nargs` (not `array`) so that `-1h` is taken as its
+ * value rather than split into the flags `-1 -h` (which printed the help and exited 0).
+ * @param {string} describe
+ */
+const repeatedValue = (describe) =>
+  /** @type {const} */ ({
+    type: 'string',
+    requiresArg: true,
+    describe,
+    coerce: (/** @type {string | string[]} */ value) => [value].flat(),
+  });
+
+/**
+ * Durations count back from now (`--max-age`) or forward (`--build-wait`): a negative one is a typo.
+ * @param {Record<string, unknown>} argv
+ */
+function noNegativeDuration(argv) {
+  for (const flag of ['max-age', 'build-wait']) {
+    for (const value of [argv[flag] ?? []].flat()) {
+      const text = String(value);
+      const duration = text.slice(text.indexOf('=') + 1).trim(); // after `stream=`, if any
+      if (duration.startsWith('-'))
+        throw usageError(
+          `--${flag} ${text}: a duration cannot be negative; write how long, e.g. ${flag === 'max-age' ? '24h or metrics=2d' : '30m or 0s'}`,
+        );
+    }
+  }
+  return true;
+}
+
 /** The extract's flags; `run` takes all of them too. */
 /** @param {import('yargs').Argv} y */
 const extractOptions = (y) =>
@@ -64,11 +102,17 @@ const extractOptions = (y) =>
     .option('base-url', { type: 'string', describe: 'Data API base URL' })
     .option('metrics-url', { type: 'string', describe: 'Metrics API base URL' })
     .option('node-url', { type: 'string', describe: 'Node base URL ({node}/ext/bc/P)' })
-    .option('api-key', { type: 'string', describe: 'Data API key (prefer AVALAKE_API_KEY)' })
+    .option('api-key', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Data API key (prefer AVALAKE_API_KEY)',
+    })
     .option('full-refresh', { type: 'boolean', describe: 'Ignore checkpoints and read everything again' })
     .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
     .option('retries', {
-      type: 'number',
+      // A string, so that a mistake is shown as typed (yargs makes "abc" NaN); config.ts checks it.
+      type: 'string',
+      requiresArg: true,
       describe: 'Attempts after the first for a 429, 5xx or dropped connection (default 8; AVALAKE_RETRIES)',
     })
     .option('catalog', catalogOption)
@@ -76,16 +120,22 @@ const extractOptions = (y) =>
     .option('json', { type: 'boolean', describe: 'Print the run summary as JSON' })
     .option('log-format', { choices: ['json', 'pretty'], describe: 'Log lines on stderr' })
     .option('quiet', { type: 'boolean', describe: 'Only warnings and errors' })
-    .option('verbose', { type: 'boolean', describe: 'Debug events too' });
+    .option('verbose', { type: 'boolean', describe: 'Debug events too' })
+    .check((argv) => {
+      if (argv.quiet && argv.verbose)
+        throw usageError('--quiet and --verbose contradict each other: pass one of them, or neither');
+      return true;
+    });
 
 const selectOption = /** @type {const} */ ({
   type: 'string',
   describe: 'Only these models: name, name+ (and downstream), +name',
 });
+// No yargs default: an unset flag falls back to AVALAKE_DATA_DIR, then data (src/cli/data-dir.ts).
 const dataDirOption = /** @type {const} */ ({
   type: 'string',
-  default: 'data',
-  describe: 'Data directory, or s3://bucket/prefix for a lake on object storage (needs --catalog)',
+  describe:
+    'Data directory (default AVALAKE_DATA_DIR, else data), or s3://bucket/prefix for a lake on object storage (needs --catalog)',
 });
 const localDirOption = /** @type {const} */ ({
   type: 'string',
@@ -134,14 +184,15 @@ export const COMMANDS = [
         .option('local-dir', localDirOption)
         .option('select', selectOption)
         .option('models', modelsOption)
-        .option('tests', { type: 'string', default: 'sql/tests', describe: 'Folder of the SQL tests' })
-        .option('max-age', {
-          type: 'string',
-          array: true,
-          describe:
+        .option('tests', { type: 'string', describe: 'Folder of the SQL tests (default sql/tests)' })
+        .option(
+          'max-age',
+          repeatedValue(
             'How long ago each partition may have been read last: 24h (default), or stream=2d for one stream',
-        })
-        .option('json', { type: 'boolean', describe: 'Print the report as JSON' }),
+          ),
+        )
+        .option('json', { type: 'boolean', describe: 'Print the report as JSON' })
+        .check(noNegativeDuration),
     // Note: test() takes a clock as its second parameter, not the environment.
     handler: lazy(async () => {
       const { test } = await import('./test.ts');
@@ -154,17 +205,19 @@ export const COMMANDS = [
     describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
     builder: (y) =>
       extractOptions(y)
-        .option('max-age', {
-          type: 'string',
-          array: true,
-          describe:
+        .option(
+          'max-age',
+          repeatedValue(
             'How long ago each partition may have been read last before freshness fails: 24h (default), stream=2d',
-        })
+          ),
+        )
         .option('build-wait', {
           type: 'string',
+          requiresArg: true,
           describe:
             'How long the build waits for another build of the warehouse before exit 75: 30m (default), 0s',
-        }),
+        })
+        .check(noNegativeDuration),
     handler: lazy(async () => (await import('./run.ts')).run),
   },
   {
@@ -268,10 +321,11 @@ export const COMMANDS = [
     builder: (y) =>
       y
         .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on' })
-        .option('port', { type: 'number', default: 0, describe: 'Port; 0 picks any free one' })
+        // Numbers as strings, so that a mistake is shown as typed (yargs makes "abc" NaN).
+        .option('port', { type: 'string', default: '0', describe: 'Port; 0 picks any free one' })
         .option('seed', {
-          type: 'number',
-          default: 1,
+          type: 'string',
+          default: '1',
           describe: 'World seed: the same seed gives the same world',
         })
         .option('scale', { type: 'string', default: 'small', describe: 'World size: small, medium or large' })
@@ -322,16 +376,20 @@ export const COMMANDS = [
           describe: 'Unsigned Warp message, hex (or SendWarpMessage log data)',
         })
         .option('justification', { type: 'string', describe: 'Justification for the validators, hex' })
+        // Numbers as strings, so that a mistake is shown as typed (yargs makes "abc" NaN).
         .option('quorum', {
-          type: 'number',
+          type: 'string',
+          requiresArg: true,
           describe: "Percentage of the signing subnet's weight required (service default 67)",
         })
         .option('buffer', {
-          type: 'number',
+          type: 'string',
+          requiresArg: true,
           describe: 'Extra weight percentage to attempt beyond the quorum',
         })
         .option('p-chain-height', {
-          type: 'number',
+          type: 'string',
+          requiresArg: true,
           describe: 'Validator set at this P-Chain height (0 = current)',
         })
         .option('signing-subnet', {
@@ -346,6 +404,7 @@ export const COMMANDS = [
         })
         .option('api-key', {
           type: 'string',
+          requiresArg: true,
           describe: 'Data API key (default: $AVALAKE_API_KEY); never printed',
         }),
     handler: lazy(async () => (await import('./aggregate.ts')).aggregate),
@@ -368,7 +427,8 @@ export const COMMANDS = [
             'Node whose P-Chain RPC gives the validators (default: the public API node of the network)',
         })
         .option('quorum', {
-          type: 'number',
+          type: 'string',
+          requiresArg: true,
           describe: "Percentage of the signing subnet's weight that must have signed (default 67)",
         })
         .option('signing-subnet', {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { emptyStreamName } from '../extract/config.ts';
 import {
   acquireLock,
   CatalogUnavailableError,
@@ -12,6 +13,7 @@ import {
 } from '../load/index.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
+import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
 
 export interface CompactArgs {
@@ -84,20 +86,27 @@ export function formatCompaction(report: CompactionReport): string {
 }
 
 /**
- * `avalake compact`: exit 0, 2 for an unknown stream, 75 when another run holds the lock or another
- * build the warehouse's, 1 for a damaged lake.
+ * `avalake compact`: exit 0, 2 for an unknown stream or a data directory with no lake or not writable,
+ * 75 when another run holds the lock or another build the warehouse's, 1 for a damaged lake.
  */
 export async function compact(
   args: CompactArgs,
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  const lake = await lakeOption(args, env);
   if (typeof lake === 'number') return lake;
+  const noLake = await noLakeIn(lake.dataDir);
+  if (noLake) {
+    process.stderr.write(`avalake: ${noLake}\n`);
+    return EXIT.usage;
+  }
   const { dataDir, catalog } = lake;
-  const streams = args.streams
-    ?.split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  // An empty name (`a,,b`, `""`) is a typo, not "every stream": refused as extract refuses it.
+  const streams = args.streams?.split(',').map((s) => s.trim());
+  if (streams?.includes('')) {
+    process.stderr.write(`avalake: ${emptyStreamName(args.streams as string)}\n`);
+    return EXIT.usage;
+  }
   if (streams) {
     const known = [...(await readLakeState(dataDir, catalog)).keys()];
     const unknown = streams.filter((s) => !known.includes(s));
@@ -131,6 +140,11 @@ export async function compact(
     ) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.failed;
+    }
+    const refused = unwritable('--data-dir', dataDir, error);
+    if (refused) {
+      process.stderr.write(`avalake: ${refused}\n`);
+      return EXIT.usage;
     }
     throw error;
   }

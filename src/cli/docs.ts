@@ -1,5 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
+import { checkOutput, writeOutput } from '../warehouse/output.ts';
+import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
@@ -11,11 +13,15 @@ interface DocsArgs {
 }
 
 /** The whole command, returning its exit code: `--check` is 1 when the file differs from the models. */
-export async function docs(args: DocsArgs): Promise<number> {
+export async function docs(
+  args: DocsArgs,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   const out = args.out ?? DICTIONARY_PATH;
   try {
+    if (!args.check) await checkOutput('--out', out, { createFolders: true });
     const dictionary = await generateDictionary({
-      dataDir: args.dataDir ?? 'data',
+      dataDir: warehouseDirOf(args.dataDir, env),
       modelsDir: args.models ?? 'sql/models',
     });
     for (const problem of dictionary.problems) process.stderr.write(`avalake: warning: ${problem}\n`);
@@ -30,7 +36,7 @@ export async function docs(args: DocsArgs): Promise<number> {
       );
       return EXIT.failed;
     }
-    await writeFile(out, dictionary.markdown);
+    await writeOutput('--out', out, dictionary.markdown);
     process.stdout.write(`wrote ${out}\n`);
     return EXIT.ok;
   } catch (error) {

@@ -9,8 +9,9 @@ import { UsageError } from './errors.ts';
 
 export interface EmulatorArgs {
   host: string;
-  port: number;
-  seed: number;
+  /** Numbers as typed (yargs would make a typo NaN): validate() reads them. */
+  port: string;
+  seed: string;
   scale: string;
   faults: string;
   'rate-limit': string;
@@ -19,38 +20,63 @@ export interface EmulatorArgs {
   keys: string;
 }
 
+/** A whole number from 0 to `max` as typed, or an Error naming the flag and showing the typo. */
+function wholeNumber(flag: string, text: string, max: number, expected: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+  if (!(n <= max)) throw new Error(`${flag}: expected ${expected}, got "${text}"`);
+  return n;
+}
+
 /** Checks every spec before anything listens, so a typo is one clear line and exit 2. */
-function validate(args: EmulatorArgs): Scale {
+function validate(args: EmulatorArgs): { scale: Scale; port: number; seed: number } {
   try {
     parseClockSpec(args.clock);
     if (args.genesis !== '') checkGenesis(parseGenesis(args.genesis), createClock(args.clock).now());
     parseFaultSpec(args.faults);
     parseRateLimitSpec(args['rate-limit']);
     parseKeysSpec(args.keys);
-    if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535)
-      throw new Error(`--port: expected 0..65535, got ${args.port}`);
-    if (!Number.isSafeInteger(args.seed) || args.seed < 0)
-      throw new Error(`--seed: expected a non-negative integer, got ${args.seed}`);
-    return parseScale(args.scale);
+    const port = wholeNumber('--port', args.port, 65535, '0..65535 (0 picks a free one)');
+    const seed = wholeNumber('--seed', args.seed, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+    return { scale: parseScale(args.scale), port, seed };
   } catch (error) {
     throw new UsageError((error as Error).message);
+  }
+}
+
+/** Why the server could not listen, as a usage mistake naming the flag to change, or undefined. */
+function listenProblem(args: EmulatorArgs, error: NodeJS.ErrnoException): string | undefined {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `--port ${args.port} is in use on ${args.host}; choose another or --port 0 for any free one`;
+    case 'EACCES':
+      return `--port ${args.port} needs privileges on this machine; choose one above 1023 or --port 0`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `--host ${args.host}: no such host; use an address of this machine such as 127.0.0.1`;
+    case 'EADDRNOTAVAIL':
+      return `--host ${args.host} is not an address of this machine; use one such as 127.0.0.1 or 0.0.0.0`;
+    default:
+      return undefined;
   }
 }
 
 /** Serves until SIGINT or SIGTERM, then exits 0. */
 export async function serveEmulator(args: EmulatorArgs): Promise<void> {
   if (args.keys === '') args.keys = process.env[KEYS_ENV_VAR] ?? '';
-  const scale = validate(args);
+  const { scale, port, seed } = validate(args);
   const emulator = await createEmulator({
     host: args.host,
-    port: args.port,
-    seed: args.seed,
+    port,
+    seed,
     scale,
     faults: args.faults,
     rateLimit: args['rate-limit'],
     clock: args.clock,
     ...(args.genesis !== '' ? { genesis: args.genesis } : {}),
     keys: args.keys,
+  }).catch((error: NodeJS.ErrnoException) => {
+    const problem = listenProblem(args, error);
+    throw problem ? new UsageError(problem, { cause: error }) : error;
   });
   // Handlers first: whoever reads "listening on" may signal at once, and a signal that came before them
   // would kill the process instead of closing the server and exiting 0.
@@ -59,7 +85,7 @@ export async function serveEmulator(args: EmulatorArgs): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const { seed, genesis } = emulator.truth;
+  const { genesis } = emulator.truth;
   process.stdout.write(`listening on ${emulator.url}\n`);
   // The world starts on a day derived from the clock's unless pinned: say how to get this one back.
   process.stdout.write(

@@ -1,4 +1,5 @@
 import { type ExportFormat, exportModel } from '../warehouse/export.ts';
+import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
@@ -12,10 +13,13 @@ interface ExportArgs {
 }
 
 /** The whole command, returning its exit code. */
-export async function exportCommandRun(args: ExportArgs): Promise<number> {
+export async function exportCommandRun(
+  args: ExportArgs,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   try {
     const result = await exportModel({
-      dataDir: args.dataDir ?? 'data',
+      dataDir: warehouseDirOf(args.dataDir, env),
       model: args.model ?? '',
       format: args.format ?? 'parquet',
       out: args.out ?? '',

@@ -169,7 +169,7 @@ export async function extractWith(
   config: ExtractConfig,
   output: RunOutput,
   signal: AbortSignal,
-): Promise<{ code: number; summary?: RunSummary }> {
+): Promise<{ code: number; summary?: RunSummary; error?: string }> {
   const http = createHttpClient({
     userAgent: `avalake/${VERSION}`,
     ...(config.apiKey ? { apiKey: config.apiKey } : {}),
@@ -205,7 +205,7 @@ export async function extractWith(
       error instanceof StorageUnavailableError
     ) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
-      return { code: EXIT.failed };
+      return { code: EXIT.failed, error: redact(error.message) };
     }
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {

@@ -23,8 +23,9 @@ await yargs(hideBin(process.argv))
   .wrap(Math.min(110, process.stdout.columns ?? 110))
   .fail((message, error) => {
     // A usage mistake (UsageError, src/cli/errors.ts) is one line and exit 2; anything else is a bug and
-    // keeps its stack. By name: its class is TypeScript, which this file does not load.
-    if (error && error.name !== 'UsageError') throw error;
+    // keeps its stack. By name: its class is TypeScript, which this file does not load. A YError is yargs's
+    // own, for a flag without its value ("Not enough arguments following: retries").
+    if (error && error.name !== 'UsageError' && error.name !== 'YError') throw error;
     process.stderr.write(`avalake: ${error?.message ?? message}\nRun "avalake --help" for usage.\n`);
     process.exit(EXIT.usage);
   })

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { writeReport } from '../report/report.ts';
+import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
 
@@ -10,8 +11,11 @@ interface ReportArgs {
 }
 
 /** The whole command, returning its exit code. */
-export async function report(args: ReportArgs): Promise<number> {
-  const dataDir = args.dataDir ?? 'data';
+export async function report(
+  args: ReportArgs,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
+  const dataDir = warehouseDirOf(args.dataDir, env);
   try {
     const summary = await writeReport({
       dataDir,

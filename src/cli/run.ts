@@ -2,7 +2,7 @@ import type { ExtractConfig } from '../extract/config.ts';
 import type { Logger } from '../extract/log.ts';
 import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
-import { STREAMS } from '../extract/streams/index.ts';
+import { STREAM_NAMES, STREAMS } from '../extract/streams/index.ts';
 import { LockHeldError, partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
@@ -48,6 +48,8 @@ export interface RunReport {
   seconds: number;
   extract: {
     status: RunSummary['status'] | 'locked' | 'error';
+    /** Why it stopped before its summary (`error`: the lake's storage or catalog failed). */
+    reason?: string;
     /** Which quota stopped the run and when it resets; the next run continues. */
     quota?: string;
     seconds: number;
@@ -105,7 +107,7 @@ async function runSteps(
   let maxAge: MaxAge;
   let buildWaitSeconds: number;
   try {
-    maxAge = parseMaxAge(args.maxAge ?? []);
+    maxAge = parseMaxAge(args.maxAge ?? [], STREAM_NAMES);
     buildWaitSeconds =
       args.buildWait === undefined
         ? BUILD_WAIT_SECONDS
@@ -153,14 +155,15 @@ async function runSteps(
       output.progress(event);
     };
     const extractStarted = Date.now();
-    const { code, summary } = await extractWith(config, { ...output, progress }, interrupted);
+    const { code, summary, error } = await extractWith(config, { ...output, progress }, interrupted);
     output.close();
     report.extract.seconds = since(extractStarted);
     if (!summary) {
       report.extract.status = code === EXIT.locked ? 'locked' : 'error';
       report.status = code === EXIT.locked ? 'locked' : 'failed';
       report.failedStep = 'extract';
-      report.build.reason = report.test.reason = 'the extract did not run';
+      if (error) report.extract.reason = error;
+      report.build.reason = report.test.reason = error ? 'the extract failed' : 'the extract did not run';
       return finish(code);
     }
     report.runId = summary.runId;

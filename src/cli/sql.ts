@@ -7,6 +7,7 @@ import {
   WarehouseUsageError,
   withWarehouse,
 } from '../warehouse/sql.ts';
+import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 
 interface SqlArgs {
@@ -34,14 +35,17 @@ export function reportWarehouseError(error: unknown): number {
 }
 
 /** The whole command, returning its exit code. */
-export async function sql(args: SqlArgs): Promise<number> {
+export async function sql(
+  args: SqlArgs,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
   const query = args.query?.trim() ?? '';
   if (query === '') {
     process.stderr.write('avalake: name a query, e.g. avalake sql "select * from stg_rewards limit 5"\n');
     return EXIT.usage;
   }
   try {
-    const result = await withWarehouse(args.dataDir ?? 'data', (db) => runQuery(db, query));
+    const result = await withWarehouse(warehouseDirOf(args.dataDir, env), (db) => runQuery(db, query));
     process.stdout.write(`${formatResult(result, args.format ?? 'table')}\n`);
     return EXIT.ok;
   } catch (error) {

@@ -223,7 +223,7 @@ export async function status(
   env: Readonly<Record<string, string | undefined>>,
   now = Date.now(),
 ): Promise<number> {
-  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data' }, env);
+  const lake = await lakeOption(args, env);
   if (typeof lake === 'number') return lake;
   const { dataDir, catalog } = lake;
   const info = isObjectStorage(dataDir) ? undefined : await stat(dataDir).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { STREAM_NAMES } from '../extract/streams/index.ts';
 import { parseMaxAge } from '../warehouse/freshness.ts';
 import { formatTable } from '../warehouse/sql.ts';
 import { runWarehouseTests, type TestReport } from '../warehouse/test.ts';
@@ -42,15 +43,15 @@ export async function test(
   now = Date.now(),
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<number> {
-  const lake = await lakeOption({ ...args, dataDir: args.dataDir ?? 'data' }, env);
+  const lake = await lakeOption(args, env);
   if (typeof lake === 'number') return lake;
   try {
     const report = await runWarehouseTests({
       ...lake,
       modelsDir: args.models ?? 'sql/models',
-      testsDir: args.tests ?? 'sql/tests',
+      ...(args.tests !== undefined ? { testsDir: args.tests } : {}),
       ...(args.select !== undefined ? { select: args.select } : {}),
-      maxAge: parseMaxAge(args.maxAge ?? []),
+      maxAge: parseMaxAge(args.maxAge ?? [], STREAM_NAMES),
       now,
     });
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatTestReport(report)}\n`);

@@ -18,7 +18,8 @@ export interface VerifyArgs {
   hex: string;
   network: WarpNetwork;
   'node-url'?: string;
-  quorum?: number;
+  /** As typed: commands.js takes it as a string so that a mistake is shown as typed. */
+  quorum?: string | number;
   'signing-subnet'?: string;
 }
 

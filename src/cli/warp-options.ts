@@ -1,6 +1,6 @@
 import { createFetcher } from '../extract/fetcher.ts';
 import { createHttpClient, type HttpClient } from '../extract/http.ts';
-import { DEFAULT_URLS } from '../extract/pipeline.ts';
+import { BaseUrlSchema, DEFAULT_URLS } from '../extract/pipeline.ts';
 import { decodeHex, type UnsignedWarpMessage } from '../schemas/warp.ts';
 import { createNodeReader } from '../warp/node.ts';
 import type { Verification } from '../warp/verify.ts';
@@ -30,11 +30,22 @@ export function hexArg(name: string, value: string): Buffer {
   return bytes;
 }
 
-export function percentArg(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0 || value > 100)
-    throw new UsageError(`${name}: expected an integer from 0 to 100, got ${value}`);
-  return value;
+/** A whole-number flag as typed (commands.js takes them as strings, so a mistake is shown as typed, not NaN). */
+function wholeArg(name: string, value: string | number, max: number, expected: string): number {
+  const text = String(value).trim();
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (Number.isSafeInteger(n) && n <= max) return n;
+  throw new UsageError(`${name}: expected ${expected}, got ${JSON.stringify(value)}`);
+}
+
+export function percentArg(name: string, value: string | number | undefined): number | undefined {
+  return value === undefined ? undefined : wholeArg(name, value, 100, 'an integer from 0 to 100');
+}
+
+export function heightArg(name: string, value: string | number | undefined): number | undefined {
+  return value === undefined
+    ? undefined
+    : wholeArg(name, value, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
 }
 
 export function userAgentHttp(options: { apiKey?: string; keyedUrl?: string } = {}): HttpClient {
@@ -62,12 +73,9 @@ export function checkLines(v: Verification): string[] {
   return v.checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}`);
 }
 
+/** A base URL flag, held to the pipeline's rule (http(s), an optional path prefix, no query or fragment). */
 export function checkUrl(name: string, value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
-  } catch {
-    // Reported below, with the expected form.
-  }
-  throw new UsageError(`${name}: expected an http(s) URL such as "http://127.0.0.1:8080", got "${value}"`);
+  const checked = BaseUrlSchema.safeParse(value);
+  if (checked.success) return value;
+  throw new UsageError(`${name}: expected ${checked.error.issues[0]?.message}, got "${value}"`);
 }

@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { isObjectStorage } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
 import { RETRY_COUNT } from './fetcher.ts';
+import { apiKeyProblem } from './http.ts';
 import { checkDataDir, resolveLakeLocation } from './location.ts';
-import { historyEnd, historyStart, type Pipeline, PipelineSchema } from './pipeline.ts';
+import { BaseUrlSchema, historyEnd, historyStart, type Pipeline, PipelineSchema } from './pipeline.ts';
 import type { StreamDefinition } from './stream.ts';
 import { STREAMS } from './streams/index.ts';
 
@@ -22,8 +23,8 @@ export interface ExtractFlags {
   apiKey?: string;
   fullRefresh?: boolean;
   wait?: boolean;
-  /** Attempts after the first for a retryable failure (default RETRY_COUNT). */
-  retries?: number;
+  /** Attempts after the first for a retryable failure (default RETRY_COUNT); a string as typed. */
+  retries?: number | string;
   catalog?: string;
   localDir?: string;
 }
@@ -56,13 +57,18 @@ export async function resolveExtractConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<Readonly<ExtractConfig>> {
   const pipelinePath = flags.pipeline ?? env.AVALAKE_PIPELINE ?? DEFAULT_PIPELINE;
+  const apiKey = given(flags.apiKey, '--api-key', env, 'AVALAKE_API_KEY');
+  const keyProblem = apiKey && apiKeyProblem(apiKey.value);
+  if (keyProblem) throw new ConfigError(`${apiKey.source} ${keyProblem}`);
+  const retries = parseRetries(given(flags.retries, '--retries', env, 'AVALAKE_RETRIES'));
   const raw = await readPipelineFile(pipelinePath);
+  // Checked before they join the file's urls, so that a mistake names the flag or variable, not the file.
   const urls = {
     ...(raw.urls ?? {}),
     ...defined({
-      data: flags.baseUrl ?? env.AVALAKE_BASE_URL,
-      metrics: flags.metricsUrl ?? env.AVALAKE_METRICS_URL,
-      node: flags.nodeUrl ?? env.AVALAKE_NODE_URL,
+      data: checkedUrl(given(flags.baseUrl, '--base-url', env, 'AVALAKE_BASE_URL')),
+      metrics: checkedUrl(given(flags.metricsUrl, '--metrics-url', env, 'AVALAKE_METRICS_URL')),
+      node: checkedUrl(given(flags.nodeUrl, '--node-url', env, 'AVALAKE_NODE_URL')),
     }),
   };
   const input = { ...raw, urls, name: raw.name ?? basename(pipelinePath, '.json') };
@@ -73,45 +79,80 @@ export async function resolveExtractConfig(
       `${pipelinePath} is not a valid pipeline:\n${problems.join('\n')}\nSee pipelines/pipeline.schema.json for every field.`,
     );
   }
-  const streamList = flags.streams ?? env.AVALAKE_STREAMS;
+  const streamList = given(flags.streams, '--streams', env, 'AVALAKE_STREAMS');
   // Streams named on the command line replace the file's list, opt-in ones included.
-  const pipeline =
-    streamList !== undefined ? { ...parsed.data, streams: splitStreams(streamList) } : parsed.data;
+  const pipeline = streamList
+    ? { ...parsed.data, streams: splitStreams(streamList.value, streamList.source) }
+    : parsed.data;
   checkPageSizes(pipelinePath, pipeline);
   checkMetrics(pipelinePath, raw, pipeline);
   checkWindow(pipelinePath, pipeline);
-  const streams = selectStreams(pipeline.streams, pipeline);
-  const retries = flags.retries ?? parseRetries(env.AVALAKE_RETRIES);
+  const streams = selectStreams(
+    pipeline.streams,
+    pipeline,
+    streamList?.source ?? `${pipelinePath}: "streams"`,
+  );
+  const dataDirGiven = given(flags.dataDir, '--data-dir', env, 'AVALAKE_DATA_DIR');
   const { dataDir, catalog, localDir } = await resolveLakeLocation(
     {
-      dataDir: flags.dataDir ?? env.AVALAKE_DATA_DIR ?? 'data',
+      dataDir: dataDirGiven?.value ?? 'data',
       ...defined({ catalog: flags.catalog, localDir: flags.localDir }),
     },
     env,
     pipeline.catalog,
   );
-  if (!isObjectStorage(dataDir)) await checkDataDir(dataDir);
-  if (retries !== undefined && (!Number.isInteger(retries) || retries < 0 || retries > 100))
-    throw new ConfigError(
-      `--retries ${retries} is not allowed: give a whole number from 0 to 100 (default ${RETRY_COUNT})`,
-    );
+  if (!isObjectStorage(dataDir)) await checkDataDir(dataDir, dataDirGiven?.source);
   return Object.freeze({
     pipelinePath,
     pipeline,
     streams,
     dataDir,
     localDir,
-    ...defined({ apiKey: flags.apiKey ?? env.AVALAKE_API_KEY, retries, catalog }),
+    ...defined({ apiKey: apiKey?.value, retries, catalog }),
     fullRefresh: flags.fullRefresh ?? env.AVALAKE_FULL_REFRESH === '1',
     wait: flags.wait ?? false,
   });
 }
 
-function parseRetries(text: string | undefined): number | undefined {
-  if (text === undefined || text.trim() === '') return undefined;
-  if (!/^\d+$/.test(text.trim()))
-    throw new ConfigError(`AVALAKE_RETRIES="${text}" is not a number: give a whole number from 0 to 100`);
-  return Number(text);
+/** A value and where it came from (a flag, else an environment variable), for messages that name it. */
+interface Given<T> {
+  value: T;
+  source: string;
+}
+
+function given<T>(
+  flag: T | undefined,
+  flagName: string,
+  env: Readonly<Record<string, string | undefined>>,
+  envName: string,
+): Given<T | string> | undefined {
+  if (flag !== undefined) return { value: flag, source: flagName };
+  const value = env[envName];
+  return value === undefined ? undefined : { value, source: envName };
+}
+
+/** `--retries 3` or AVALAKE_RETRIES=3: a whole number from 0 to 100; an empty variable counts as unset. */
+function parseRetries(retries: Given<number | string> | undefined): number | undefined {
+  if (retries === undefined) return undefined;
+  const { value, source } = retries;
+  const text = String(value).trim();
+  if (source === 'AVALAKE_RETRIES' && text === '') return undefined;
+  const n = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (Number.isInteger(n) && n >= 0 && n <= 100) return n;
+  const shownValue = `${named(source)}${JSON.stringify(value)}`;
+  const why = Number.isNaN(n) ? 'is not a number' : Number.isInteger(n) ? 'is out of range' : 'is not whole';
+  throw new ConfigError(`${shownValue} ${why}: give a whole number from 0 to 100 (default ${RETRY_COUNT})`);
+}
+
+/** A base URL from a flag or the environment: checked as the file's are, and named by where it came from. */
+function checkedUrl(url: Given<string> | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  const checked = BaseUrlSchema.safeParse(url.value);
+  if (!checked.success)
+    throw new ConfigError(
+      `${url.source}: got ${shown(url.value)}; expected ${expectation(checked.error.issues[0]?.message ?? '')}`,
+    );
+  return url.value;
 }
 
 /** One line per zod issue: where, what was given, and what is expected. */
@@ -205,7 +246,8 @@ function checkWindow(path: string, pipeline: Pipeline): void {
 async function readPipelineFile(path: string): Promise<RawPipeline> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // An editor's UTF-8 byte-order mark is not part of the JSON.
+    text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new ConfigError(
@@ -225,8 +267,15 @@ async function readPipelineFile(path: string): Promise<RawPipeline> {
   return value as RawPipeline;
 }
 
-/** The named streams (all known ones the pipeline feeds when none are named), or a ConfigError. */
-function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline): StreamDefinition[] {
+/**
+ * The named streams (all known ones the pipeline feeds when none are named), or a ConfigError. `source`
+ * names where the names came from (`--streams`, AVALAKE_STREAMS or the file's `streams`).
+ */
+function selectStreams(
+  names: readonly string[] | undefined,
+  pipeline: Pipeline,
+  source: string,
+): StreamDefinition[] {
   if (names === undefined) {
     const fed = STREAMS.filter((s) => s.partitions(pipeline).length > 0);
     if (fed.length === 0)
@@ -235,14 +284,15 @@ function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline)
       );
     return fed;
   }
+  // Only the file can name none: splitStreams refuses an empty --streams.
   if (names.length === 0)
     throw new ConfigError(
-      `no stream named; name at least one, e.g. --streams ${STREAMS[0]?.name ?? 'rewards'}`,
+      `${source} is empty; name at least one stream, e.g. "streams": ["${STREAMS[0]?.name ?? 'rewards'}"], or remove the key to run every stream the pipeline feeds`,
     );
   const unknown = names.filter((n) => !STREAMS.some((s) => s.name === n));
   if (unknown.length > 0) {
     throw new ConfigError(
-      `unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
+      `${source}: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
     );
   }
   const chosen = STREAMS.filter((s) => names.includes(s.name));
@@ -258,14 +308,18 @@ function selectStreams(names: readonly string[] | undefined, pipeline: Pipeline)
 }
 
 /** `--streams a,b`: an empty name (`a,,b`, `""`) is a typo, not "everything". */
-function splitStreams(text: string): string[] {
+function splitStreams(text: string, source: string): string[] {
   const names = text.split(',').map((s) => s.trim());
-  if (names.some((n) => n === ''))
-    throw new ConfigError(
-      `--streams "${text}" has an empty stream name; give comma-separated names such as --streams rewards,utxos`,
-    );
+  if (names.includes('')) throw new ConfigError(emptyStreamName(text, source));
   return names;
 }
+
+/** The message for a stream list with an empty name; `compact --streams` says the same. */
+export const emptyStreamName = (text: string, source = '--streams') =>
+  `${named(source)}"${text}" has an empty stream name; give comma-separated names such as ${named(source)}rewards,utxos`;
+
+/** `--flag ` or `VARIABLE=`, to show a value as it was given. */
+const named = (source: string) => (source.startsWith('-') ? `${source} ` : `${source}=`);
 
 function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

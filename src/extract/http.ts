@@ -32,24 +32,42 @@ export interface HttpOptions {
 }
 
 /**
- * Why `value` cannot be an HTTP header's value (visible ASCII, spaces and tabs), or undefined when it
- * can. A key read from a file with Windows line endings ends in a carriage return, the most common case.
+ * Why an API key cannot be sent (it travels as an HTTP header value), or undefined. Names the kind of
+ * character and where it is, never the key. Keys are printable ASCII; a stray character is nearly
+ * always from the file or the copy it came from.
  */
-export function headerValueProblem(value: string): string | undefined {
-  if (value.endsWith('\r')) return 'it ends with a carriage return (a file with Windows line endings?)';
-  const bad = /[^\t\x20-\x7e]/.exec(value);
-  if (!bad) return undefined;
-  const code = bad[0].codePointAt(0) ?? 0;
-  const what = code < 0x20 || code === 0x7f ? 'a control character' : 'a character outside ASCII';
-  return `it holds ${what} (U+${code.toString(16).toUpperCase().padStart(4, '0')}) at position ${bad.index + 1}`;
+export function apiKeyProblem(key: string): string | undefined {
+  const at = key.search(/[^\x20-\x7e]|^ | $/);
+  if (at < 0) return undefined;
+  const code = key.codePointAt(at) as number;
+  const where =
+    key.slice(at + 1).trim() === ''
+      ? 'at the end'
+      : at === 0
+        ? 'at the start'
+        : `at character ${at + 1} of ${key.length}`;
+  const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  const what =
+    code === 0x0d
+      ? `a carriage return ${where} (the file it came from may have Windows line endings)`
+      : code === 0x0a
+        ? `a line break ${where}`
+        : code === 0x20
+          ? `a space ${where}`
+          : code === 0xfeff
+            ? `a byte-order mark (${hex}) ${where} (the file it came from was saved with one)`
+            : code < 0x20 || code === 0x7f
+              ? `a control character (${hex}) ${where}`
+              : `a non-ASCII character (${hex}) ${where} (copied from a formatted document?)`;
+  return `has ${what}; a key is sent as an HTTP header and holds only printable ASCII characters: remove it. The key itself is not shown.`;
 }
 
 /** Keep-alive connection pools, one per origin; the only place that touches the network. */
 export function createHttpClient(options: HttpOptions): HttpClient {
   // undici refuses such a header on every request, and a pool that refused some hangs later requests
   // (undici 7.30): refuse the key once, here, rather than retry for ever. The configuration says it first.
-  const keyProblem = options.apiKey === undefined ? undefined : headerValueProblem(options.apiKey);
-  if (keyProblem) throw new Error(`the API key cannot be sent in an HTTP header: ${keyProblem}`);
+  const keyProblem = options.apiKey === undefined ? undefined : apiKeyProblem(options.apiKey);
+  if (keyProblem) throw new Error(`the API key ${keyProblem}`);
   const pools = new Map<string, Pool>();
   const poolFor = (origin: string) => {
     let pool = pools.get(origin);

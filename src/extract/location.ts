@@ -23,7 +23,11 @@ export async function resolveLakeLocation(
   env: Readonly<Record<string, string | undefined>>,
   pipelineCatalog?: string,
 ): Promise<LakeLocation> {
-  const catalog = resolveCatalog(given.catalog ?? env.AVALAKE_CATALOG, pipelineCatalog);
+  const catalog = resolveCatalog(
+    given.catalog ?? env.AVALAKE_CATALOG,
+    pipelineCatalog,
+    given.catalog !== undefined ? '--catalog' : 'AVALAKE_CATALOG',
+  );
   const { dataDir } = given;
   const localDir = given.localDir ?? env.AVALAKE_LOCAL_DIR;
   if (!isObjectStorage(dataDir)) {
@@ -63,12 +67,19 @@ function checkObjectStorageUrl(dataDir: string): void {
     );
 }
 
-/** `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme. */
-export function resolveCatalog(given: string | undefined, fromPipeline?: string): string | undefined {
+/**
+ * `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme. `givenBy` names
+ * where `given` came from, for the message.
+ */
+export function resolveCatalog(
+  given: string | undefined,
+  fromPipeline?: string,
+  givenBy = '--catalog',
+): string | undefined {
   const catalog = given ?? fromPipeline;
   if (catalog !== undefined && !/^postgres(ql)?:\/\/./.test(catalog))
     throw new ConfigError(
-      `--catalog: expected a PostgreSQL URL such as postgres://avalake@db.internal/avalake, got "${catalog.replace(/:[^:@/]*@/, ':***@')}"`,
+      `${given !== undefined ? givenBy : 'the pipeline\'s "catalog"'}: expected a PostgreSQL URL such as postgres://avalake@db.internal/avalake, got "${catalog.replace(/:[^:@/]*@/, ':***@')}"`,
     );
   return catalog;
 }

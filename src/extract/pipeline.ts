@@ -32,10 +32,33 @@ const l1ValidationId = z
     /^[1-9A-HJ-NP-Za-km-z]{40,60}$/,
     "an L1 validation id (cb58), as a transaction's l1ValidatorDetails.validationId gives it",
   );
-const historyBound = z.union([z.iso.date(), z.string().regex(/^\d+d$/)], {
-  error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
-});
-const httpUrl = z.url({ protocol: /^https?$/, error: 'an http(s) URL such as "http://127.0.0.1:8080"' });
+/**
+ * No history is older than Avalanche's mainnet (launched 2020-09-21; Fuji the same month): a bound
+ * before it is a typo ("99999999d") that the service would refuse only after the run began.
+ */
+const EARLIEST_HISTORY = '2020-09-01';
+const EARLIEST_HISTORY_UNIX = Date.parse(`${EARLIEST_HISTORY}T00:00:00Z`) / 1000;
+
+const historyBound = z
+  .union([z.iso.date(), z.string().regex(/^\d+d$/)], {
+    error: 'a date such as "2026-01-31", or a number of days back such as "30d"',
+  })
+  // Note: "Nd" is measured from the clock when the pipeline is read, i.e. when a run begins.
+  .refine((bound) => (boundAt(bound, Date.now() / 1000) ?? 0) >= EARLIEST_HISTORY_UNIX, {
+    error: () =>
+      `a date from ${EARLIEST_HISTORY} on (Avalanche's launch: there is no older history), ` +
+      `or at most ${Math.floor((Date.now() / 1000 - EARLIEST_HISTORY_UNIX) / 86_400)} days back such as "30d"`,
+  });
+
+/**
+ * Base URLs: http(s), with an optional path prefix (a proxy's) that every request keeps. A query or a
+ * fragment would end up in the middle of the URLs built from it (`{node}?x=1/ext/bc/P`).
+ */
+export const BaseUrlSchema = z
+  .url({ protocol: /^https?$/, error: 'an http(s) URL such as "http://127.0.0.1:8080"' })
+  .refine((url) => !/[?#]/.test(url), {
+    error: 'an http(s) URL without a query (?…) or fragment (#…), such as "http://127.0.0.1:8080/fuji"',
+  });
 
 /** A pipeline file (`pipelines/*.json`): what to mirror, from where, and how hard to pull. */
 export const PipelineSchema = z
@@ -48,11 +71,11 @@ export const PipelineSchema = z
       .describe('The Avalanche network; testnet is an alias of fuji'),
     urls: z
       .strictObject({
-        data: httpUrl.default(DEFAULT_URLS.data).describe('Data API base URL'),
-        metrics: httpUrl.default(DEFAULT_URLS.metrics).describe('Metrics API base URL'),
-        node: httpUrl
-          .default(DEFAULT_URLS.node)
-          .describe('Node base URL; the P-Chain RPC is {node}/ext/bc/P'),
+        data: BaseUrlSchema.default(DEFAULT_URLS.data).describe('Data API base URL'),
+        metrics: BaseUrlSchema.default(DEFAULT_URLS.metrics).describe('Metrics API base URL'),
+        node: BaseUrlSchema.default(DEFAULT_URLS.node).describe(
+          'Node base URL; the P-Chain RPC is {node}/ext/bc/P',
+        ),
       })
       .prefault({}),
     catalog: z

@@ -32,7 +32,7 @@ export async function sendPage(args: SendPageArgs): Promise<unknown> {
   const common = { at, signal, ...(onDate ? { onDate } : {}) };
   const urls = pipeline.urls;
   if (request.kind === 'rpc') {
-    const url = `${urls.node.replace(/\/$/, '')}/ext/bc/P`;
+    const url = `${urls.node.replace(/\/+$/, '')}/ext/bc/P`;
     const id = ++rpcId;
     const body = (await fetcher({
       url,
@@ -51,7 +51,9 @@ export async function sendPage(args: SendPageArgs): Promise<unknown> {
     return body.result;
   }
   const base = request.service === 'metrics' ? urls.metrics : urls.data;
-  const url = new URL(pathOf(request), base);
+  // Appended, not resolved (`new URL(path, base)` drops a base path): a proxy's prefix is kept, as the
+  // node's is for `{node}/ext/bc/P`.
+  const url = new URL(`${base.replace(/\/+$/, '')}${pathOf(request)}`);
   for (const [k, v] of Object.entries(request.query)) if (v !== undefined) url.searchParams.set(k, String(v));
   const pageSize = pipeline.pageSize[item.stream.name] ?? item.stream.maxPageSize;
   if (pageSize !== undefined) url.searchParams.set('pageSize', String(pageSize));

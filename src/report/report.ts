@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteLiteral } from '../warehouse/duckdb.ts';
+import { checkOutput, writeOutput } from '../warehouse/output.ts';
 import { WarehouseUsageError, warehouseObjects, withWarehouse } from '../warehouse/sql.ts';
 import { CHARTS, type ChartDef, type Row } from './charts.ts';
 import { renderPage } from './html.ts';
@@ -49,21 +47,13 @@ const NETWORK_MARTS = ['stake_distribution_daily', 'rewards_daily', 'chain_metri
 
 /** Reads the marts (read-only), renders the page and writes it aside, then renames it over `out`. */
 export async function writeReport(options: WriteReportOptions): Promise<ReportSummary> {
+  // Before reading the marts: a mistyped --out costs no work.
+  await checkOutput('--out', options.out, { createFolders: true });
   const data = await withWarehouse(options.dataDir, (db) =>
     loadReport(db, { network: options.network, now: options.now ?? new Date() }),
   );
-  const html = renderPage(data);
-  const path = resolve(options.out);
-  await mkdir(dirname(path), { recursive: true });
-  // Note: a reader (a browser, a web server) must never see half a report; rename is atomic on one filesystem.
-  const temporary = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, html);
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  // Note: a reader (a browser, a web server) must never see half a report: written aside, then renamed.
+  const path = await writeOutput('--out', options.out, renderPage(data));
   return {
     path,
     network: data.network,

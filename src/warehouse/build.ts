@@ -23,7 +23,7 @@ import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
-import { warehouseObjects } from './sql.ts';
+import { isNotDuckDB, warehouseObjects } from './sql.ts';
 
 export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 
@@ -73,6 +73,8 @@ export interface BuildResult {
   /** Models not built, and why (a stream with no data yet, or something they depend on). */
   skipped: { name: string; reason: string }[];
   kept: string[];
+  /** Why the last build's warehouse was not started from (it could not be opened), when it was not. */
+  rebuilt?: string;
 }
 
 /**
@@ -113,11 +115,15 @@ async function buildAside(
   const order = buildOrder(models);
   const selected = selectModels(models, options.select);
   const aside = `${target}${ASIDE}${process.pid}`;
-  const previous = !options.fromScratch && (await exists(target));
+  const existed = !options.fromScratch && (await exists(target));
   // A copy-on-write clone where the file system offers one (XFS, btrfs): then a run that changes a few
   // tables writes those, not the whole warehouse again; elsewhere a plain copy.
-  if (previous) await copyFile(target, aside, constants.COPYFILE_FICLONE);
-  const partial = options.select !== undefined && previous;
+  if (existed) await copyFile(target, aside, constants.COPYFILE_FICLONE);
+  // A warehouse DuckDB cannot open (damaged, or some other file) holds nothing the lake does not: every
+  // model is built anew instead, and the result says so.
+  const unreadable = existed && !(await opensAsDuckDB(aside));
+  if (unreadable) await rm(aside, { force: true });
+  const partial = options.select !== undefined && existed && !unreadable;
 
   const lake = await readLake(options);
   const kept = partial ? order.filter((m) => !selected.has(m.name)).map((m) => m.name) : [];
@@ -157,7 +163,15 @@ async function buildAside(
     await rm(aside, { force: true });
     await rm(`${aside}.wal`, { force: true });
   }
-  const result: BuildResult = { path: target, built: [], skipped: [], kept };
+  const result: BuildResult = {
+    path: target,
+    built: [],
+    skipped: [],
+    kept,
+    ...(unreadable
+      ? { rebuilt: `${target} was not a DuckDB database file: every model was built anew from the lake` }
+      : {}),
+  };
   // In build order, whatever order they finished in.
   for (const model of order) {
     const outcome = outcomes.get(model.name);
@@ -373,6 +387,17 @@ async function dropObject(db: DuckDBConnection, name: string) {
   const type = rows[0]?.table_type;
   if (type === 'VIEW') await db.run(`drop view ${quoteIdent(name)}`);
   else if (type !== undefined) await db.run(`drop table ${quoteIdent(name)}`);
+}
+
+/** Whether DuckDB opens the file: false for one it says is not its own; other errors are thrown. */
+async function opensAsDuckDB(path: string): Promise<boolean> {
+  try {
+    (await openDuckDB(path, { readOnly: true })).close();
+    return true;
+  } catch (error) {
+    if (isNotDuckDB(error)) return false;
+    throw error;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

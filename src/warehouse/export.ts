@@ -1,7 +1,8 @@
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
-import { runQuery, WarehouseUsageError, warehouseObjects, withWarehouse } from './sql.ts';
+import { checkOutput, outputError } from './output.ts';
+import { QueryFailedError, runQuery, WarehouseUsageError, warehouseObjects, withWarehouse } from './sql.ts';
 
 export type ExportFormat = 'parquet' | 'csv';
 
@@ -31,18 +32,17 @@ export interface ExportResult {
  * refuses to replace an existing one (it would have to delete what is there).
  */
 export async function exportModel(options: ExportOptions): Promise<ExportResult> {
+  await checkOutput('--out', options.out, { folder: true });
   const out = resolve(options.out);
   const existing = await stat(out).catch(() => undefined);
   if (options.partitionBy !== undefined && existing)
     throw new WarehouseUsageError(
-      `${options.out} already exists; a partitioned export writes a new folder: remove it or choose another --out`,
+      `--out ${options.out} already exists; a partitioned export writes a new folder: remove it or choose another --out`,
     );
   if (options.partitionBy === undefined && existing?.isDirectory())
     throw new WarehouseUsageError(
-      `${options.out} is a folder; name a file, or add --partition-by to write a folder`,
+      `--out ${options.out} is a folder; name a file, or add --partition-by to write a folder`,
     );
-  if (!(await stat(dirname(out)).catch(() => undefined))?.isDirectory())
-    throw new WarehouseUsageError(`${dirname(options.out)} does not exist; create it first`);
 
   return withWarehouse(options.dataDir, async (db) => {
     const objects = await warehouseObjects(db);
@@ -68,8 +68,15 @@ export async function exportModel(options: ExportOptions): Promise<ExportResult>
       const copied = await runQuery(
         db,
         `copy (select * from ${quoteIdent(options.model)}) to ${quoteLiteral(aside)} (${settings.join(', ')})`,
-      );
-      await rename(aside, out);
+      ).catch((error: Error) => {
+        // The temporary name means nothing to the caller: say which --out it was for.
+        throw new QueryFailedError(`writing --out ${options.out}: ${error.message.replaceAll(aside, out)}`, {
+          cause: error,
+        });
+      });
+      await rename(aside, out).catch((error) => {
+        throw outputError('--out', options.out, error);
+      });
       const files =
         options.partitionBy !== undefined
           ? (await readdir(out, { recursive: true, withFileTypes: true }))

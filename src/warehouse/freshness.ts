@@ -29,13 +29,24 @@ export function parseDuration(text: string, flag = '--max-age', { bareIsHours = 
   return Math.round(Number(m[1]) * unit);
 }
 
-/** `--max-age 24h --max-age metrics=2d` → a default of 24 h and two days for metrics. */
-export function parseMaxAge(values: readonly string[]): MaxAge {
+/**
+ * `--max-age 24h --max-age metrics=2d` → a default of 24 h and two days for metrics. With `streams` (every
+ * stream avalake knows), a stream not among them is refused: a misspelt one would hold nothing to it.
+ */
+export function parseMaxAge(values: readonly string[], streams?: readonly string[]): MaxAge {
   const maxAge: MaxAge = { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
   for (const value of values) {
     const at = value.indexOf('=');
-    if (at < 0) maxAge.defaultSeconds = parseDuration(value);
-    else maxAge.byStream[value.slice(0, at).trim()] = parseDuration(value.slice(at + 1));
+    if (at < 0) {
+      maxAge.defaultSeconds = parseDuration(value);
+      continue;
+    }
+    const stream = value.slice(0, at).trim();
+    if (streams && !streams.includes(stream))
+      throw new WarehouseUsageError(
+        `--max-age ${value}: no stream is named "${stream}"; streams: ${[...streams].sort().join(', ')}`,
+      );
+    maxAge.byStream[stream] = parseDuration(value.slice(at + 1));
   }
   return maxAge;
 }

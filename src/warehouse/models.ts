@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, isAbsolute, join, relative } from 'node:path';
 import { expandTemplates, lakeStreamsOf } from './templates.ts';
 
 /** How a model is stored in the warehouse. */
@@ -48,6 +48,24 @@ export interface Model {
    * built anyway, reading an empty table of those columns in its place, instead of being skipped.
    */
   optional: { model: string; columns: string }[];
+}
+
+/**
+ * A folder named by `flag` must be one: a mistyped path would otherwise be a bare errno (or, for the
+ * tests, a silent pass). Throws `Failure` with one line that names the flag.
+ */
+export function checkFolder(
+  path: string,
+  flag: string,
+  holding: string,
+  Failure: new (message: string) => Error,
+): void {
+  const info = statSync(path, { throwIfNoEntry: false });
+  if (!info)
+    throw new Failure(
+      `${flag} ${path}: no such folder${isAbsolute(path) ? '' : ` in ${process.cwd()}`}; name the folder of ${holding}`,
+    );
+  if (!info.isDirectory()) throw new Failure(`${flag} ${path} is a file; name the folder of ${holding}`);
 }
 
 /** Whether `model` declares the model named `name` optional (`-- optional:`). */
@@ -148,6 +166,7 @@ export function parseModel(path: string, root: string): Model {
 
 /** Every model under `root` (sql/models), with its dependencies on the others found from its SQL. */
 export function loadModels(root: string): Model[] {
+  checkFolder(root, '--models', 'the SQL models', ModelError);
   const paths: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {

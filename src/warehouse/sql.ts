@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isObjectStorage } from '../load/layout.ts';
-import { withDuckDB } from './duckdb.ts';
+import { openDuckDB } from './duckdb.ts';
 import { warehouseIn } from './paths.ts';
 
 /** The warehouse is missing or a query is the caller's mistake: one clear line, exit 2. */
@@ -42,8 +42,24 @@ export async function withWarehouse<T>(
     throw new WarehouseUsageError(
       `no warehouse at ${path}: run "avalake build --data-dir ${dataDir}" first (or name the data directory with --data-dir)`,
     );
-  return withDuckDB(path, work, { readOnly: true });
+  const database = await openDuckDB(path, { readOnly: true }).catch((error: Error) => {
+    if (!isNotDuckDB(error)) throw error;
+    throw new Error(
+      `the warehouse ${path} is not a DuckDB database file (damaged, or not written by avalake); ` +
+        `it is rebuilt from the lake: run "avalake build --data-dir ${dataDir}"`,
+      { cause: error },
+    );
+  });
+  try {
+    return await work(await database.connect());
+  } finally {
+    database.close();
+  }
 }
+
+/** DuckDB's refusal to open a file that is not one of its databases (nothing a retry would change). */
+export const isNotDuckDB = (error: unknown): boolean =>
+  /is not a valid DuckDB database file/.test((error as Error).message);
 
 /**
  * Runs one query and reads its whole answer. DuckDB's parser, binder and catalog errors (a typo, an

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { readLakeState } from '../load/index.ts';
@@ -10,7 +10,7 @@ import {
   judgeStream,
   type MaxAge,
 } from './freshness.ts';
-import { identifiersOf, loadModels, type Model, selectModels } from './models.ts';
+import { checkFolder, identifiersOf, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR } from './paths.ts';
 import {
   QueryFailedError,
@@ -84,14 +84,14 @@ export interface SqlTest {
   sql: string;
 }
 
-export function loadSqlTests(dir: string): SqlTest[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((f) => f.endsWith('.sql'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+/**
+ * The SQL tests of `dir`. A folder the user named (`--tests`) must exist; the default may not, as in a
+ * project that keeps no SQL tests of its own.
+ */
+export function loadSqlTests(dir: string, named = true): SqlTest[] {
+  if (!named && statSync(dir, { throwIfNoEntry: false }) === undefined) return [];
+  checkFolder(dir, '--tests', 'the SQL tests', WarehouseUsageError);
+  const names = readdirSync(dir).filter((f) => f.endsWith('.sql'));
   return names.sort().map((file) => {
     const path = join(dir, file);
     const sql = readFileSync(path, 'utf8');
@@ -120,7 +120,7 @@ export function loadSqlTests(dir: string): SqlTest[] {
 export async function runWarehouseTests(options: TestOptions): Promise<TestReport> {
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
   const selected = selectModels(models, options.select);
-  const sqlTests = loadSqlTests(options.testsDir ?? DEFAULT_TESTS_DIR);
+  const sqlTests = loadSqlTests(options.testsDir ?? DEFAULT_TESTS_DIR, options.testsDir !== undefined);
   const outcomes: TestOutcome[] = [];
 
   // Day boundaries in the tests are UTC days, whatever the machine's zone (withDuckDB sets it).

@@ -185,7 +185,7 @@ const CONFIG_CASES: ConfigCase[] = [
   {
     name: 'bad URL scheme',
     args: () => ({ baseUrl: 'ftp://127.0.0.1:21' }),
-    message: [/urls\.data: got "ftp:\/\/127\.0\.0\.1:21"; expected an http\(s\) URL/],
+    message: [/--base-url: got "ftp:\/\/127\.0\.0\.1:21"; expected an http\(s\) URL/],
   },
   {
     name: 'data directory under a regular file',

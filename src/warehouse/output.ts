@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { WarehouseUsageError } from './sql.ts';
+
+/** What an errno code means, in words, for a message that names the path it happened on. */
+const REASONS: Readonly<Record<string, string>> = {
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'part of the path is a file, not a folder',
+  EISDIR: 'it is a folder',
+  ENOENT: 'no such folder',
+  EEXIST: 'it exists',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+};
+
+/** Codes that a different path or the path's permissions fix: the caller's to change (exit 2). */
+const USER_FIXABLE = new Set(['EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EISDIR', 'ENOENT', 'EEXIST']);
+
+/** `the file system is read-only (EROFS)`: an errno error's reason, without the paths it names. */
+export function errnoReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  return REASONS[code] ? `${REASONS[code]} (${code})` : (error as Error).message;
+}
+
+/** Whether an errno error is one a different path or its permissions would fix. */
+export const isUserFixable = (error: unknown): boolean =>
+  USER_FIXABLE.has((error as NodeJS.ErrnoException).code ?? '');
+
+/**
+ * An error writing `out` (the value of `flag`) as one line that names the flag and not the temporary
+ * file it happened on: a WarehouseUsageError (exit 2) when another path would fix it, else a failure.
+ */
+export function outputError(flag: string, out: string, error: unknown, failed = 'cannot write it'): Error {
+  // ENOENT once the folders exist: a file system that makes no files there, such as /proc.
+  const reason =
+    (error as NodeJS.ErrnoException).code === 'ENOENT'
+      ? 'the file system makes none there (ENOENT)'
+      : errnoReason(error);
+  const message = `${flag} ${out}: ${failed}: ${reason}`;
+  return isUserFixable(error)
+    ? new WarehouseUsageError(`${message}; choose another ${flag}`, { cause: error })
+    : new Error(message, { cause: error });
+}
+
+/**
+ * Checks before any work that `out` (the value of `flag`) can be written as a file: not empty, not a
+ * folder (unless `folder`: a partitioned export writes one), in a folder that exists (or, with
+ * `createFolders`, below one) that we may write in. WarehouseUsageError otherwise, naming `flag`.
+ */
+export async function checkOutput(
+  flag: string,
+  out: string,
+  options: { createFolders?: boolean; folder?: boolean } = {},
+): Promise<void> {
+  if (out.trim() === '') throw new WarehouseUsageError(`${flag} is empty: name the file to write`);
+  const path = resolve(out);
+  if (!options.folder && (await stat(path).catch(() => undefined))?.isDirectory())
+    throw new WarehouseUsageError(`${flag} ${out} is a folder; name a file in it`);
+  // The nearest ancestor that exists: it must be a folder we can write in.
+  let at = dirname(path);
+  let missing: string | undefined;
+  for (;;) {
+    const info = await stat(at).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+      throw new WarehouseUsageError(`${flag} ${out}: cannot reach ${at}: ${errnoReason(error)}`);
+    });
+    if (info?.isDirectory()) break;
+    if (info)
+      throw new WarehouseUsageError(`${flag} ${out}: ${at} is a file, not a folder; choose another ${flag}`);
+    missing = at;
+    if (dirname(at) === at) break;
+    at = dirname(at);
+  }
+  if (missing !== undefined && !options.createFolders)
+    throw new WarehouseUsageError(
+      `${flag} ${out}: the folder ${dirname(path)} does not exist; create it first or choose another ${flag}`,
+    );
+  try {
+    await access(at, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw new WarehouseUsageError(
+      `${flag} ${out}: cannot write in ${at}: ${errnoReason(error)}; choose another ${flag} or make it writable`,
+    );
+  }
+}
+
+/**
+ * Writes `content` to `out` aside, then renames it into place, so a reader never sees half a file;
+ * missing folders are made one at a time (Note: node's recursive mkdir loops forever on a path that
+ * cannot be made, such as one under /proc). Errors name `flag` and `out`, never the temporary file.
+ */
+export async function writeOutput(flag: string, out: string, content: string): Promise<string> {
+  const path = resolve(out);
+  const temporary = `${path}.${randomBytes(4).toString('hex')}.tmp`;
+  await makeFolders(dirname(path)).catch((error: NodeJS.ErrnoException) => {
+    throw outputError(flag, out, error, `cannot create the folder ${error.path ?? dirname(path)}`);
+  });
+  try {
+    await writeFile(temporary, content);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw outputError(flag, out, error);
+  }
+  return path;
+}
+
+async function makeFolders(folder: string): Promise<void> {
+  if ((await stat(folder).catch(() => undefined))?.isDirectory()) return;
+  if (dirname(folder) !== folder) await makeFolders(dirname(folder));
+  await mkdir(folder);
+}

@@ -1,0 +1,212 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator } from '../helpers/emulator.ts';
+import { coreWorkspace, extractOnce, fewMetrics } from '../helpers/extract.ts';
+import { type CliResult, runCli } from '../helpers/output.ts';
+
+/**
+ * Mistakes in how the warehouse commands (build, compact, export, report, docs, test, sql) and the
+ * emulator are called: one line that names the input, what was expected and how to fix it; exit 2 (1
+ * for a damaged warehouse); no stack trace; nothing created or half-written.
+ */
+
+const STACK = /^\s+at\s.+(:\d+:\d+\)?|<anonymous>)$/m;
+
+let dir: string;
+/** A data directory with a lake (core streams) and its built warehouse. */
+let built: string;
+/** A regular file, to name where a folder is expected. */
+let file: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'avalake-mistakes-'));
+  file = join(dir, 'a-file');
+  writeFileSync(file, 'not a folder\n');
+  const emulator = await startEmulator();
+  try {
+    const w = coreWorkspace(emulator, fewMetrics);
+    built = join(dir, 'built');
+    await extractOnce(w.pipelinePath, built);
+    rmSync(w.dir, { recursive: true, force: true });
+  } finally {
+    await emulator.close();
+  }
+  const build = await runCli(['build', '--data-dir', built]);
+  expect(build.code, build.stderr).toBe(0);
+}, 120_000);
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A copy of the built lake (its links to the current generation stay relative, so point into the copy). */
+const copyLake = (to: string) =>
+  cpSync(join(built, 'lake'), join(to, 'lake'), { recursive: true, verbatimSymlinks: true });
+
+/** One line on stderr matching every pattern, the exit code wanted, and no stack trace. */
+function expectRefused(result: CliResult, code: number, ...patterns: RegExp[]) {
+  expect(result.code, result.stderr).toBe(code);
+  expect(result.stderr).not.toMatch(STACK);
+  for (const pattern of patterns) expect(result.stderr).toMatch(pattern);
+}
+
+describe('a data directory with no lake, or not a directory: build and compact refuse it, creating nothing', () => {
+  it('a mistyped --data-dir is not created', async () => {
+    const missing = join(dir, 'nonexistent3');
+    const [build, compact] = await Promise.all([
+      runCli(['build', '--data-dir', missing]),
+      runCli(['compact', '--data-dir', missing]),
+    ]);
+    for (const result of [build, compact])
+      expectRefused(result, 2, /nothing extracted yet into .*nonexistent3: no lake there/, /avalake extract/);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('an empty directory stays empty', async () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    expectRefused(await runCli(['build', '--data-dir', empty]), 2, /nothing extracted yet/);
+    expect(readdirSync(empty)).toEqual([]);
+  });
+
+  it('a regular file as --data-dir: no ENOTDIR stack', async () => {
+    const [build, compact] = await Promise.all([
+      runCli(['build', '--data-dir', file]),
+      runCli(['compact', '--data-dir', file]),
+    ]);
+    for (const result of [build, compact])
+      expectRefused(result, 2, /a-file is not a directory; name the data directory with --data-dir/);
+  });
+
+  it('a lake without a warehouse still builds', async () => {
+    const lakeOnly = join(dir, 'lake-only');
+    copyLake(lakeOnly);
+    const build = await runCli(['build', '--data-dir', lakeOnly]);
+    expect(build.code, build.stderr).toBe(0);
+    expect(existsSync(join(lakeOnly, 'warehouse.duckdb'))).toBe(true);
+  });
+});
+
+describe('the emulator: a port in use, an unknown host, text for a number', () => {
+  let busy: Server;
+  beforeAll(async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+  it('exit 2 naming the flag and what to do instead', async () => {
+    const port = (busy.address() as { port: number }).port;
+    const [inUse, host, text, seed] = await Promise.all([
+      runCli(['emulator', '--port', String(port)]),
+      runCli(['emulator', '--host', 'example.invalid']),
+      runCli(['emulator', '--port', 'abc']),
+      runCli(['emulator', '--seed=abc']),
+    ]);
+    expectRefused(inUse, 2, new RegExp(`--port ${port} is in use.*choose another or --port 0`));
+    expectRefused(host, 2, /--host example\.invalid: no such host; use an address of this machine/);
+    expectRefused(text, 2, /--port: expected 0\.\.65535.*got "abc"/);
+    expectRefused(seed, 2, /--seed: expected a non-negative integer, got "abc"/);
+    for (const result of [text, seed]) expect(result.stderr).not.toContain('NaN');
+  });
+});
+
+describe('--out that cannot be written: exit 2 naming --out, never a temporary file', () => {
+  const run = (command: string[], out: string) => runCli([...command, '--data-dir', built, '--out', out]);
+  const EXPORT = ['export', 'stg_rewards'];
+  const REPORT = ['report'];
+  const DOCS = ['docs'];
+
+  it('under a regular file', async () => {
+    const results = await Promise.all([
+      run(EXPORT, join(file, 'e.parquet')),
+      run(REPORT, join(file, 'r.html')),
+      run(DOCS, join(file, 'd.md')),
+    ]);
+    for (const result of results)
+      expectRefused(result, 2, /--out .*a-file\/\S+: .*a-file is a file, not a folder; choose another --out/);
+  });
+
+  it('a folder, or empty', async () => {
+    const results = await Promise.all([run(EXPORT, dir), run(REPORT, dir), run(DOCS, dir)]);
+    for (const result of results) expectRefused(result, 2, /--out .* is a folder; name a file/);
+    const empty = await Promise.all([run(EXPORT, ''), run(REPORT, '')]);
+    for (const result of empty) expectRefused(result, 2, /--out is empty: name the file to write/);
+  });
+
+  it('in a folder that cannot be made: report ends at once (no endless mkdir)', async () => {
+    const started = Date.now();
+    const result = await run(REPORT, '/proc/avalake-nope/r.html');
+    expectRefused(
+      result,
+      2,
+      /--out \/proc\/avalake-nope\/r\.html: cannot create the folder \/proc\/avalake-nope/,
+    );
+    expect(result.stderr).not.toMatch(/\.tmp|exporting-/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+
+  it('export into a folder that does not exist says which, and nothing is left behind', async () => {
+    const result = await run(EXPORT, join(dir, 'no-such', 'e.parquet'));
+    expectRefused(result, 2, /the folder .*no-such does not exist; create it first or choose another --out/);
+    expect(existsSync(join(dir, 'no-such'))).toBe(false);
+  });
+});
+
+describe('a warehouse that is not a DuckDB file', () => {
+  it('readers say so and how to rebuild it; build rebuilds it from the lake', async () => {
+    const broken = join(dir, 'broken');
+    copyLake(broken);
+    writeFileSync(join(broken, 'warehouse.duckdb'), 'this is not a DuckDB database\n');
+    const out = join(dir, 'from-broken');
+    const readers = await Promise.all([
+      runCli(['sql', 'select 1', '--data-dir', broken]),
+      runCli(['export', 'stg_rewards', '--data-dir', broken, '--out', `${out}.parquet`]),
+      runCli(['test', '--data-dir', broken]),
+      runCli(['report', '--data-dir', broken, '--out', `${out}.html`]),
+      runCli(['docs', '--data-dir', broken, '--out', `${out}.md`]),
+    ]);
+    for (const result of readers)
+      expectRefused(
+        result,
+        1,
+        /the warehouse .*broken\/warehouse\.duckdb is not a DuckDB database file/,
+        /avalake build --data-dir .*broken/,
+      );
+    expect(readdirSync(dir).filter((f) => f.startsWith('from-broken'))).toEqual([]);
+
+    const build = await runCli(['build', '--data-dir', broken]);
+    expect(build.code, build.stderr).toBe(0);
+    expect(build.stderr).toMatch(/was not a DuckDB database file: every model was built anew from the lake/);
+    expect(build.stderr).not.toMatch(/building-/);
+    const query = await runCli([
+      'sql',
+      'select count(*) > 0 as has_rows from stg_rewards',
+      '--data-dir',
+      broken,
+    ]);
+    expect(query.code, query.stderr).toBe(0);
+    expect(query.stdout).toContain('true');
+  }, 120_000);
+});
+
+describe('--models, --tests and --max-age that name nothing', () => {
+  it('exit 2 naming the flag', async () => {
+    const [test, build, docs, tests, testsFile, maxAge] = await Promise.all([
+      runCli(['test', '--data-dir', built, '--models', '/nonexist']),
+      runCli(['build', '--data-dir', built, '--models', '/nonexist']),
+      runCli(['docs', '--data-dir', built, '--models', '/nonexist', '--out', join(dir, 'd.md')]),
+      runCli(['test', '--data-dir', built, '--tests', '/nonexist']),
+      runCli(['test', '--data-dir', built, '--tests', file]),
+      runCli(['test', '--data-dir', built, '--max-age', 'rewardz=2d']),
+    ]);
+    for (const result of [test, build, docs])
+      expectRefused(result, 2, /--models \/nonexist: no such folder; name the folder of the SQL models/);
+    expectRefused(tests, 2, /--tests \/nonexist: no such folder; name the folder of the SQL tests/);
+    expectRefused(testsFile, 2, /--tests .*a-file is a file; name the folder of the SQL tests/);
+    expectRefused(maxAge, 2, /--max-age rewardz=2d: no stream is named "rewardz"; streams: .*rewards/);
+    expect(existsSync(join(dir, 'd.md'))).toBe(false);
+  }, 60_000);
+});
