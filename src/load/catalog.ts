@@ -55,6 +55,50 @@ export function redactCatalogUrl(url: string): string {
   }
 }
 
+/**
+ * The catalog failed after it was opened (its server stopped or restarted, the network dropped): what
+ * was committed stays; a flush caught mid-commit is rolled forward or discarded when the lake is next
+ * opened, and its rows are fetched again.
+ */
+export class CatalogLostError extends CatalogUnavailableError {
+  constructor(name: string, cause: unknown) {
+    super(name, cause);
+    this.name = 'CatalogLostError';
+    this.message =
+      `lost the catalog ${name} during the run (${(cause as Error).message}): what was committed stays, ` +
+      'and the next run continues from there once the server is back';
+  }
+}
+
+/**
+ * Whether an error is the catalog's: its server refusing (shutting down, not accepting connections) or
+ * the connection failing. Not our own refusals (CommitConflictError), nor a record that does not parse.
+ */
+function isServerFailure(error: unknown): boolean {
+  if (error instanceof CatalogUnavailableError) return false;
+  if (error instanceof pg.DatabaseError) return true;
+  // A socket's (ECONNRESET, ECONNREFUSED, …) or pg's own: "Connection terminated unexpectedly", "… not queryable".
+  return (
+    error instanceof Error &&
+    ('errno' in error || /connection|terminated|queryable|timeout/i.test(error.message))
+  );
+}
+
+/** The methods, each with its failures passed through `lost` (which rethrows them). */
+function reportingLoss<T extends object>(methods: T, lost: (error: unknown) => never): T {
+  return Object.fromEntries(
+    Object.entries(methods).map(([key, value]) => [
+      key,
+      typeof value !== 'function'
+        ? value
+        : (...args: unknown[]) => {
+            const result = value(...args);
+            return result instanceof Promise ? result.catch(lost) : result;
+          },
+    ]),
+  ) as T;
+}
+
 export async function openCatalog(url: string, options: { leaseSeconds?: number } = {}): Promise<Catalog> {
   const leaseSeconds =
     options.leaseSeconds ?? (Number(process.env.AVALAKE_LEASE_SECONDS) || DEFAULT_LEASE_SECONDS);
@@ -62,6 +106,10 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const name = redactCatalogUrl(url);
+  /** A server failure as CatalogLostError, which names the catalog; other errors as they are. */
+  const lost = (error: unknown): never => {
+    throw isServerFailure(error) ? new CatalogLostError(name, error) : error;
+  };
   try {
     await createSchema(pool);
   } catch (error) {
@@ -69,14 +117,44 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     throw new CatalogUnavailableError(name, error);
   }
 
+  /**
+   * A client out of the pool. The pool listens for the loss of idle clients only: without a listener
+   * of its own, a checked-out client whose server goes away emits an 'error' that ends the process.
+   * Its queries fail instead, and the client is dropped when released.
+   */
+  const checkOut = async () => {
+    const client = await pool.connect();
+    let lost: Error | undefined;
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onError);
+    return {
+      client,
+      broken: () => lost !== undefined,
+      release: () => {
+        client.off('error', onError);
+        client.release(lost);
+      },
+    };
+  };
   // The connection that holds a stream's advisory lock also carries the commits made under it: a
-  // second connection per commit could exhaust the pool with lock holders each waiting for one.
+  // second connection per commit could exhaust the pool with lock holders each waiting for one. And
+  // should that connection be lost, and the lock with it, what is written under the lock fails with
+  // it instead of landing unguarded over another connection.
   const locked = new AsyncLocalStorage<pg.PoolClient>();
   const connect = async () => {
     const client = locked.getStore();
-    return client
-      ? { client, release: () => {} }
-      : pool.connect().then((c) => ({ client: c, release: () => c.release() }));
+    return client ? { client, release: () => {} } : checkOut();
+  };
+  /** One statement over `connect()`: on the stream's locked connection when there is one. */
+  const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[]) => {
+    const { client, release } = await connect();
+    try {
+      return await client.query<R>(text, values);
+    } finally {
+      release();
+    }
   };
   const runs = catalogRuns(pool, leaseSeconds);
   const allowance = allowanceOf(pool);
@@ -94,7 +172,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
   const parseRecord = (json: unknown, stream: string, seq: unknown): CommitRecord =>
     parseCommitRecord(json, `catalog record ${stream} #${seq}`, name);
 
-  return {
+  const { withStream, ...methods }: Catalog = {
     name,
     shared: true,
 
@@ -196,7 +274,7 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
 
     async writeState(state) {
       // Records stay (each partition's chain can be audited); the state says up to where it covers them.
-      await pool.query(
+      await query(
         `insert into avalake.states (stream, through_commit, state) values ($1, $2, $3)
          on conflict (stream) do update set through_commit = excluded.through_commit, state = excluded.state`,
         [state.stream, loadedThrough.get(state.stream) ?? 0, serializeState(state)],
@@ -205,13 +283,13 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
 
     async abandoned(_stream, seqs) {
       if (seqs.length === 0) return { gone: new Set(), fenced: new Set() };
-      const fencing = await pool.query<{ seq: string }>(
+      const fencing = await query<{ seq: string }>(
         `update avalake.seqs s set fenced = true
          where s.seq = any($1::bigint[]) and not s.committed and not ${runs.isLive('s.run_id')}
          returning s.seq`,
         [seqs],
       );
-      const { rows } = await pool.query<{ seq: string }>(
+      const { rows } = await query<{ seq: string }>(
         `select s.seq from avalake.seqs s where s.seq = any($1::bigint[]) and ${runs.isLive('s.run_id')}`,
         [seqs],
       );
@@ -222,27 +300,33 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
     },
 
     async withStream(stream, mode, body) {
-      const client = await pool.connect();
+      // Only the lock's own failures are the catalog's here; the body's (an S3 copy's ECONNRESET) are its own.
+      const { client, release, broken } = await checkOut().catch(lost);
       const key = `avalake:${stream}`;
       try {
-        await client.query(
-          mode === 'shared'
-            ? 'select pg_advisory_lock_shared(hashtextextended($1, 0))'
-            : 'select pg_advisory_lock(hashtextextended($1, 0))',
-          [key],
-        );
+        await client
+          .query(
+            mode === 'shared'
+              ? 'select pg_advisory_lock_shared(hashtextextended($1, 0))'
+              : 'select pg_advisory_lock(hashtextextended($1, 0))',
+            [key],
+          )
+          .catch(lost);
         try {
           return await locked.run(client, body);
         } finally {
-          await client.query(
-            mode === 'shared'
-              ? 'select pg_advisory_unlock_shared(hashtextextended($1, 0))'
-              : 'select pg_advisory_unlock(hashtextextended($1, 0))',
-            [key],
-          );
+          // A lost connection took its session's locks with it: then there is nothing to unlock.
+          await client
+            .query(
+              mode === 'shared'
+                ? 'select pg_advisory_unlock_shared(hashtextextended($1, 0))'
+                : 'select pg_advisory_unlock(hashtextextended($1, 0))',
+              [key],
+            )
+            .catch((error: unknown) => broken() || lost(error));
         }
       } finally {
-        client.release();
+        release();
       }
     },
 
@@ -255,4 +339,5 @@ export async function openCatalog(url: string, options: { leaseSeconds?: number 
       await pool.end();
     },
   };
+  return { ...reportingLoss(methods, lost), withStream };
 }

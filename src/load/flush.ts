@@ -319,7 +319,7 @@ export function createFlush(args: FlushArgs): Flush {
         const record: DataCommit = {
           format: 1,
           stream,
-          seq: await seqOf(),
+          seq: 0,
           partition: { ...partition },
           runId,
           committedAt: new Date().toISOString(),
@@ -327,7 +327,10 @@ export function createFlush(args: FlushArgs): Flush {
           checkpoint: JSON.parse(JSON.stringify(checkpoint)),
           ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
         };
+        // Failing to get its number (the catalog gone) ends the flush too: left open, it would keep the
+        // lake from closing after the failure.
         try {
+          record.seq = await seqOf();
           await stage(data);
           await stage(rejects);
         } catch (error) {
