@@ -5,7 +5,7 @@ import { KEYS_ENV_VAR, parseKeysSpec } from '../emulator/keys.ts';
 import { parseRateLimitSpec } from '../emulator/limits.ts';
 import { checkGenesis, genesisDay, parseGenesis } from '../emulator/world/genesis.ts';
 import { parseScale, type Scale } from '../emulator/world/scale.ts';
-import { UsageError } from './errors.ts';
+import { UsageError, wholeNumberArg } from './errors.ts';
 
 export interface EmulatorArgs {
   host: string;
@@ -20,13 +20,6 @@ export interface EmulatorArgs {
   keys: string;
 }
 
-/** A whole number from 0 to `max` as typed, or an Error naming the flag and showing the typo. */
-function wholeNumber(flag: string, text: string, max: number, expected: string): number {
-  const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
-  if (!(n <= max)) throw new Error(`${flag}: expected ${expected}, got "${text}"`);
-  return n;
-}
-
 /** Checks every spec before anything listens, so a typo is one clear line and exit 2. */
 function validate(args: EmulatorArgs): { scale: Scale; port: number; seed: number } {
   try {
@@ -35,8 +28,8 @@ function validate(args: EmulatorArgs): { scale: Scale; port: number; seed: numbe
     parseFaultSpec(args.faults);
     parseRateLimitSpec(args['rate-limit']);
     parseKeysSpec(args.keys);
-    const port = wholeNumber('--port', args.port, 65535, '0..65535 (0 picks a free one)');
-    const seed = wholeNumber('--seed', args.seed, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+    const port = wholeNumberArg('--port', args.port, 65535, '0..65535 (0 picks a free one)');
+    const seed = wholeNumberArg('--seed', args.seed, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
     return { scale: parseScale(args.scale), port, seed };
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -5,7 +5,7 @@ import { decodeHex, type UnsignedWarpMessage } from '../schemas/warp.ts';
 import { createNodeReader } from '../warp/node.ts';
 import type { Verification } from '../warp/verify.ts';
 import type { WARP_NETWORKS } from './commands.js';
-import { UsageError } from './errors.ts';
+import { UsageError, wholeNumberArg } from './errors.ts';
 import { VERSION } from './version.js';
 
 // What `aggregate` and `verify-message` share: networks, hex arguments, the node, and how checks print.
@@ -30,22 +30,14 @@ export function hexArg(name: string, value: string): Buffer {
   return bytes;
 }
 
-/** A whole-number flag as typed (commands.js takes them as strings, so a mistake is shown as typed, not NaN). */
-function wholeArg(name: string, value: string | number, max: number, expected: string): number {
-  const text = String(value).trim();
-  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (Number.isSafeInteger(n) && n <= max) return n;
-  throw new UsageError(`${name}: expected ${expected}, got ${JSON.stringify(value)}`);
-}
-
 export function percentArg(name: string, value: string | number | undefined): number | undefined {
-  return value === undefined ? undefined : wholeArg(name, value, 100, 'an integer from 0 to 100');
+  return value === undefined ? undefined : wholeNumberArg(name, value, 100, 'an integer from 0 to 100');
 }
 
 export function heightArg(name: string, value: string | number | undefined): number | undefined {
   return value === undefined
     ? undefined
-    : wholeArg(name, value, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
+    : wholeNumberArg(name, value, Number.MAX_SAFE_INTEGER, 'a non-negative integer');
 }
 
 export function userAgentHttp(options: { apiKey?: string; keyedUrl?: string } = {}): HttpClient {

@@ -112,5 +112,8 @@ export async function writeOutput(flag: string, out: string, content: string): P
 async function makeFolders(folder: string): Promise<void> {
   if ((await stat(folder).catch(() => undefined))?.isDirectory()) return;
   if (dirname(folder) !== folder) await makeFolders(dirname(folder));
-  await mkdir(folder);
+  // Another process may make it meanwhile (two reports at once): that is as good.
+  await mkdir(folder).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
 }
