@@ -99,10 +99,25 @@ function reportingLoss<T extends object>(methods: T, lost: (error: unknown) => n
   ) as T;
 }
 
-export async function openCatalog(url: string, options: { leaseSeconds?: number } = {}): Promise<Catalog> {
+/** How long a connection to the catalog may take before the run fails naming it (pg waits for ever). */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function openCatalog(
+  url: string,
+  options: { leaseSeconds?: number; connectTimeoutMs?: number } = {},
+): Promise<Catalog> {
   const leaseSeconds =
     options.leaseSeconds ?? (Number(process.env.AVALAKE_LEASE_SECONDS) || DEFAULT_LEASE_SECONDS);
-  const pool = new pg.Pool({ connectionString: url, max: 20, application_name: 'avalake' });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 20,
+    application_name: 'avalake',
+    // A server that accepts and never answers (a half-open address, a firewall that drops) would hang a
+    // cron run for ever; TCP keep-alive lets the kernel notice a peer gone without a word.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   const name = redactCatalogUrl(url);

@@ -1,9 +1,11 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { openCatalog } from '../../src/load/catalog.ts';
 import { openLake } from '../../src/load/lake.ts';
 import { CatalogUnavailableError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
@@ -132,4 +134,22 @@ it('a flush that cannot get its number (the catalog gone) is over: the lake clos
     await writer.close();
   }
   expect(await readdir(join(dataDir, 'lake', '_staging', STREAM)).catch(() => [])).toEqual([]);
+});
+
+it('a catalog server that accepts and never answers fails the open in its time, naming it, not a hang', async () => {
+  const silent = createServer(() => {}); // accepts, never speaks
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { port } = silent.address() as AddressInfo;
+  const started = Date.now();
+  try {
+    const error = await openCatalog(`postgres://avalake:hunter2@127.0.0.1:${port}/lake`, {
+      connectTimeoutMs: 500,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogUnavailableError);
+    expect((error as Error).message).toContain(`postgres://avalake:***@127.0.0.1:${port}/lake`);
+    expect((error as Error).message).not.toContain('hunter2');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  } finally {
+    silent.close();
+  }
 });
