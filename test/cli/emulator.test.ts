@@ -1,31 +1,13 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { TEST_EPOCH } from '../helpers/emulator.ts';
-import { LAUNCHER, launcherEnv, runCli } from '../helpers/output.ts';
+import { LAUNCHER, runCli, startEmulatorProcess } from '../helpers/output.ts';
 
 const DAY = 86_400;
 
 /** Starts `avalake emulator ARGS`, returns what it printed once it listens, and stops it (SIGTERM). */
 async function startupLines(args: readonly string[]): Promise<{ lines: string[]; code: number | null }> {
-  const child = spawn(LAUNCHER, ['emulator', '--port', '0', '--rate-limit', 'off', ...args], {
-    env: launcherEnv({ NO_COLOR: '1' }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.split('\n').length > 2) resolve();
-    });
-    exited.then(() => reject(new Error(`the emulator ended before it printed two lines: ${stderr}`)));
-  });
-  child.kill('SIGTERM');
-  return { lines: stdout.trim().split('\n'), code: await exited };
+  const emulator = await startEmulatorProcess(LAUNCHER, ['--rate-limit', 'off', ...args], { NO_COLOR: '1' });
+  return { lines: emulator.lines, code: (await emulator.stop()).code };
 }
 
 describe('avalake emulator --genesis', () => {

@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { LAUNCHER, launcherEnv, runCli } from '../helpers/output.ts';
+import { LAUNCHER, runCli, startEmulatorProcess } from '../helpers/output.ts';
 
 const ENTRY = fileURLToPath(new URL('../../bin/avalake.js', import.meta.url));
 
@@ -24,30 +22,10 @@ function linkedLauncher(): string {
 
 /** Starts the emulator through `command` and reads, from /proc, what the process it started runs with. */
 async function emulatorProcess(command: string, env: Record<string, string>) {
-  const child = spawn(command, ['emulator', '--port', '0'], {
-    env: launcherEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal })),
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (stdout.includes('listening on')) resolve();
-    });
-    exited.then(() => reject(new Error(`the emulator ended before listening: ${stderr}`)));
-  });
-  const read = (file: string) => readFileSync(`/proc/${child.pid}/${file}`, 'utf8').split('\0');
+  const emulator = await startEmulatorProcess(command, [], env);
+  const read = (file: string) => readFileSync(`/proc/${emulator.pid}/${file}`, 'utf8').split('\0');
   const seen = { environ: read('environ'), cmdline: read('cmdline') };
-  child.kill('SIGTERM');
-  const ended = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
-  if (!ended) child.kill('SIGKILL');
+  const { ended } = await emulator.stop();
   return { ...seen, ended };
 }
 

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { delimiter, dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { vi } from 'vitest';
 
@@ -68,4 +69,48 @@ export function runCli(
     });
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** An emulator started as a process, once it has said where it listens and what world it serves. */
+export interface EmulatorProcess {
+  pid: number;
+  /** Its start-up lines: `listening on URL`, then its world. */
+  lines: string[];
+  /** SIGTERM; resolves with its exit code, or `ended: false` (and it is killed) if it is still up 10 s on. */
+  stop(): Promise<{ ended: boolean; code: number | null }>;
+}
+
+/** Runs `command emulator ARGS` (the launcher, or a link to it) with `env`, until it has printed both lines. */
+export async function startEmulatorProcess(
+  command: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<EmulatorProcess> {
+  const child = spawn(command, ['emulator', '--port', '0', ...args], {
+    env: launcherEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (stdout.split('\n').length > 2) resolve();
+    });
+    exited.then(() => reject(new Error(`the emulator ended before it printed two lines: ${stderr}`)));
+  });
+  return {
+    pid: child.pid as number,
+    lines: stdout.trim().split('\n'),
+    async stop() {
+      child.kill('SIGTERM');
+      const ended = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+      if (!ended) child.kill('SIGKILL');
+      return { ended, code: ended ? await exited : null };
+    },
+  };
 }
