@@ -1,24 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extract } from '../../src/cli/extract.ts';
-import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { captureOutput, runCli } from '../helpers/output.ts';
+import { extractCaptured, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
+import { runCli } from '../helpers/output.ts';
 
 /**
  * Bad inputs through the real `extract` command: each gets the exit code of DESIGN.md, one clear message
@@ -35,32 +26,12 @@ const STACK = /^\s+at\s.+(:\d+:\d+\)?|<anonymous>)$/m;
 let emulator: Emulator;
 let closedPort: number;
 
-/** A pipeline small enough to extract in well under a second: one address, one node, the primary network. */
-function basePipeline(): Record<string, unknown> {
-  const demo = demoPipelineOf(emulator.truth, 'fuji', emulator.url);
-  return {
-    network: 'fuji',
-    urls: demo.urls,
-    primary: { addresses: demo.primary.addresses.slice(0, 1), nodeIds: demo.primary.nodeIds.slice(0, 1) },
-  };
-}
+const basePipeline = () => smallPipeline(emulator);
 
-interface Workspace {
-  dir: string;
-  dataDir: string;
-  pipelinePath: string;
-}
-
-function workspace(pipeline: unknown = basePipeline()): Workspace {
-  const dir = mkdtempSync(join(tmpdir(), 'avalake-bad-'));
-  const pipelinePath = join(dir, 'pipeline.json');
-  writeFileSync(pipelinePath, typeof pipeline === 'string' ? pipeline : JSON.stringify(pipeline));
-  return { dir, dataDir: join(dir, 'data'), pipelinePath };
-}
-
-/** Runs `extract` in-process, capturing what it and its logger write. */
-const runExtract = (args: Parameters<typeof extract>[0], env: Record<string, string> = {}) =>
-  captureOutput(() => extract({ logFormat: 'json', ...args }, env));
+type Workspace = ReturnType<typeof pipelineWorkspace>;
+const workspace = (pipeline: unknown = basePipeline()): Workspace =>
+  pipelineWorkspace(pipeline, 'avalake-bad-');
+const runExtract = extractCaptured;
 
 /** Every file under a directory, relative to it (empty when the directory does not exist). */
 function filesUnder(dir: string): string[] {

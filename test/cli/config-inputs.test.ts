@@ -1,13 +1,12 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compact } from '../../src/cli/compact.ts';
-import { extract } from '../../src/cli/extract.ts';
-import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
+import { extractCaptured, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
 import { captureOutput, runCli } from '../helpers/output.ts';
 
 /**
@@ -22,25 +21,12 @@ const STACK = /^\s+at\s.+(:\d+:\d+\)?|<anonymous>)$/m;
 
 let emulator: Emulator;
 
-function basePipeline(): Record<string, unknown> {
-  const demo = demoPipelineOf(emulator.truth, 'fuji', emulator.url);
-  return {
-    network: 'fuji',
-    urls: demo.urls,
-    primary: { addresses: demo.primary.addresses.slice(0, 1), nodeIds: demo.primary.nodeIds.slice(0, 1) },
-    metrics: { chains: ['43113'], metrics: ['txCount'] },
-  };
-}
-
-function workspace(pipeline: unknown = basePipeline()) {
-  const dir = mkdtempSync(join(tmpdir(), 'avalake-config-'));
-  const pipelinePath = join(dir, 'pipeline.json');
-  writeFileSync(pipelinePath, typeof pipeline === 'string' ? pipeline : JSON.stringify(pipeline));
-  return { dir, dataDir: join(dir, 'data'), pipelinePath };
-}
-
-const runExtract = (args: Parameters<typeof extract>[0], env: Record<string, string> = {}) =>
-  captureOutput(() => extract({ logFormat: 'json', ...args }, env));
+const basePipeline = () => ({
+  ...smallPipeline(emulator),
+  metrics: { chains: ['43113'], metrics: ['txCount'] },
+});
+const workspace = (pipeline: unknown = basePipeline()) => pipelineWorkspace(pipeline, 'avalake-config-');
+const runExtract = extractCaptured;
 
 function expectClean(out: { stdout: string; stderr: string }) {
   expect(out.stderr).not.toMatch(STACK);

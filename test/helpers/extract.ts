@@ -1,11 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { extract } from '../../src/cli/extract.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { createHttpClient, type HttpClient } from '../../src/extract/http.ts';
 import { type RunSummary, runExtract } from '../../src/extract/run.ts';
+import { captureOutput } from './output.ts';
 import { CORE_STREAMS } from './truth.ts';
 
 /** A fresh temporary data directory and the demo pipeline of the emulator's Fuji world, as a file in it. */
@@ -17,6 +19,28 @@ export function demoWorkspace(emulator: Emulator, edit: (p: Record<string, unkno
   writeFileSync(pipelinePath, JSON.stringify(pipeline));
   return { dir, dataDir: join(dir, 'data'), pipelinePath };
 }
+
+/** A pipeline small enough to extract in well under a second: one address, one node, the primary network. */
+export function smallPipeline(emulator: Emulator): Record<string, unknown> {
+  const demo = demoPipelineOf(emulator.truth, 'fuji', emulator.url);
+  return {
+    network: 'fuji',
+    urls: demo.urls,
+    primary: { addresses: demo.primary.addresses.slice(0, 1), nodeIds: demo.primary.nodeIds.slice(0, 1) },
+  };
+}
+
+/** A fresh temporary directory with `pipeline` (an object, or text as it is) as its pipeline.json. */
+export function pipelineWorkspace(pipeline: unknown, prefix = 'avalake-') {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const pipelinePath = join(dir, 'pipeline.json');
+  writeFileSync(pipelinePath, typeof pipeline === 'string' ? pipeline : JSON.stringify(pipeline));
+  return { dir, dataDir: join(dir, 'data'), pipelinePath };
+}
+
+/** Runs the `extract` command in-process, with JSON logs, capturing what it and its logger write. */
+export const extractCaptured = (args: Parameters<typeof extract>[0], env: Record<string, string> = {}) =>
+  captureOutput(() => extract({ logFormat: 'json', ...args }, env));
 
 /** The demo workspace restricted to the core streams (issue 3's eight), which the truth helpers cover. */
 export const coreWorkspace = (emulator: Emulator, edit: (p: Record<string, unknown>) => void = () => {}) =>
