@@ -9,6 +9,7 @@ import {
   CommitConflictError,
   LeaseLostError,
   type RecordStore,
+  redactCatalogUrl,
   type StreamLog,
 } from './records.ts';
 import { type CommitRecord, isCompaction, parseCommitRecord, parseState, serializeState } from './state.ts';
@@ -42,17 +43,6 @@ export interface Catalog
   workers(): Promise<WorkerStanding[]>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
-}
-
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for messages. */
-export function redactCatalogUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(a catalog URL that does not parse)';
-  }
 }
 
 /**

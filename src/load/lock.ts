@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fsyncDir, writeDurable } from './durable.ts';
+import { redactCatalogUrl } from './records.ts';
 
 /** Who holds a data directory: written into the lock file, shown when another run finds it taken. */
 export interface LockHolder {
@@ -80,14 +81,8 @@ function withoutUrlPassword(word: string): string {
   const at = word.indexOf('://');
   if (at < 0) return word;
   const prefix = word.slice(0, at).replace(/[^=]*$/, '');
-  try {
-    const url = new URL(word.slice(prefix.length));
-    if (!url.password) return word;
-    url.password = '***';
-    return `${prefix}${url.toString()}`;
-  } catch {
-    return word;
-  }
+  const url = word.slice(prefix.length);
+  return URL.canParse(url) && new URL(url).password ? `${prefix}${redactCatalogUrl(url)}` : word;
 }
 
 /**

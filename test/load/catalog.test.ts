@@ -128,15 +128,7 @@ describe('a PostgreSQL catalog', () => {
     const c = await openWriter('run-c');
     expect(await c.claim(STREAM, partition)).toBe('claimed');
     // C dies without a word (its heartbeat stops): once its lease lapses, B may take the partition.
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
-      await admin.query(
-        "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = 'run-c'",
-      );
-    } finally {
-      await admin.end();
-    }
+    await ageHeartbeat('run-c');
     const other = { ...partition, address: '0xdef' };
     expect(await b.claim(STREAM, other)).toBe('claimed');
     expect(await b.claim(STREAM, partition)).toBe('claimed');
