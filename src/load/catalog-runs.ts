@@ -5,6 +5,12 @@ import { type Partition, partitionId } from './layout.ts';
 /** What a claim found: the partition is this run's now, another live run holds it, or it is done for this run. */
 export type Claim = 'claimed' | 'held' | 'done';
 
+/**
+ * A catalog's claim also says `taken-over` when the partition is this run's now but was another's, left
+ * unfinished by a run that is gone: what that run staged may still wait for a recovery.
+ */
+export type CatalogClaim = Claim | 'taken-over';
+
 /** A worker as the catalog knows it: alive while its heartbeat is within its lease. */
 export interface WorkerStanding {
   runId: string;
@@ -52,7 +58,7 @@ export interface CatalogRuns {
   /** Registers this run and keeps its heartbeat going until `close`. */
   register(runId: string): Promise<void>;
   /** Takes the partition for this run if no live run holds it and it was not finished since this run began. */
-  claim(stream: string, partition: Partition): Promise<Claim>;
+  claim(stream: string, partition: Partition): Promise<CatalogClaim>;
   /**
    * `done`: finished for this wave of runs (those started before skip it); `released`: given up
    * unfinished (interrupted, a spent quota), so another live worker may take it at once.
@@ -99,8 +105,13 @@ export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
     async claim(stream, partition) {
       const run = requireRun();
       const id = partitionId(partition);
-      const claimed = await pool.query(
-        `insert into avalake.leases as l (stream, partition_id, run_id, claimed_at)
+      // `previous` is read from the statement's snapshot: a lease another run left unfinished.
+      const claimed = await pool.query<{ taken_over: boolean }>(
+        `with previous as (
+           select 1 from avalake.leases
+           where stream = $1 and partition_id = $2 and run_id <> $3 and done_at is null
+         )
+         insert into avalake.leases as l (stream, partition_id, run_id, claimed_at)
          values ($1, $2, $3, clock_timestamp())
          on conflict (stream, partition_id) do update
            set run_id = excluded.run_id, claimed_at = excluded.claimed_at, done_at = null
@@ -108,10 +119,10 @@ export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
               or (l.done_at is not null
                   and l.done_at < (select started_at from avalake.runs where run_id = excluded.run_id))
               or (l.done_at is null and not ${isLive('l.run_id')})
-         returning 1`,
+         returning exists (select 1 from previous) as taken_over`,
         [stream, id, run],
       );
-      if (claimed.rowCount === 1) return 'claimed';
+      if (claimed.rowCount === 1) return claimed.rows[0]?.taken_over ? 'taken-over' : 'claimed';
       const { rows } = await pool.query<{ done: boolean }>(
         'select done_at is not null as done from avalake.leases where stream = $1 and partition_id = $2',
         [stream, id],

@@ -50,6 +50,11 @@ export type { RecoveryReport } from './recovery.ts';
 export interface CommitLog {
   /** Recovers every stream and loads its state. Call once, holding the data directory (its lock or a run). */
   open(): Promise<RecoveryReport>;
+  /**
+   * Recovers one stream again, as `open` did, adding to `report`: a shared lake's writer taking over a
+   * gone writer's partition puts in what that writer committed and left staged.
+   */
+  recover(stream: string, report: RecoveryReport): Promise<void>;
   /** Reserves the next commit sequence number of a stream; numbers only grow, gaps are allowed. */
   allocateSeq(stream: string): Promise<number>;
   /** Where a partition stands: its newest commit (whose checkpoint is the partition's checkpoint). */
@@ -136,6 +141,17 @@ export function createCommitLog(
   const settleGeneration = generations.settle;
   const recovery = createRecovery({ storage, store, stateOf, ensureStreamDir });
 
+  /** Reads a stream afresh and puts right what gone writers left of it (staged files, a generation). */
+  const recover = (stream: string, report: RecoveryReport, { tidy }: { tidy: boolean }) =>
+    // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
+    store.withStream(stream, 'exclusive', async () => {
+      const records = load(stream, await store.loadStream(stream, { tidy }));
+      await recovery.rollForward(stream, report);
+      await settleGeneration(stream);
+      await removeStrayConfirmations(storage, stateOf(stream));
+      await recovery.checkFiles(stream, records);
+    });
+
   const log: CommitLog = {
     store,
     storage,
@@ -151,18 +167,11 @@ export function createCommitLog(
           // Stray entries (.DS_Store, editor files) are not streams.
           .filter(isSafeSegment),
       );
-      for (const stream of streams) {
-        // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
-        await store.withStream(stream, 'exclusive', async () => {
-          const records = load(stream, await store.loadStream(stream, { tidy: true }));
-          await recovery.rollForward(stream, report);
-          await settleGeneration(stream);
-          await removeStrayConfirmations(storage, stateOf(stream));
-          await recovery.checkFiles(stream, records);
-        });
-      }
+      for (const stream of streams) await recover(stream, report, { tidy: true });
       return report;
     },
+
+    recover: (stream, report) => recover(stream, report, { tidy: false }),
 
     async allocateSeq(stream) {
       const fromStore = await store.allocateSeq(stream);

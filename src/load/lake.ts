@@ -25,7 +25,7 @@ export interface Lake {
   readonly runId: string;
   /** Where its files are: the data directory's `lake/`, or a bucket. */
   readonly storage: LakeStorage;
-  /** What recovery did when the lake was opened. */
+  /** What recovery did: when the lake was opened, and since, for the partitions of gone writers taken over. */
   readonly recovery: RecoveryReport;
   /** Starts a flush of one partition; one open flush per partition at a time. */
   begin(args: { stream: string; partition: Partition; schema: z.ZodType }): Flush;
@@ -253,9 +253,11 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     async claim(stream, partition) {
       if (!catalog) return 'claimed';
       const claim = await catalog.claim(stream, partition);
+      // Its gone holder may have committed files it never moved in: they go in now, not at some later open.
+      if (claim === 'taken-over') await log.recover(stream, recovery);
       // Another writer may have committed to it since this one read the stream.
-      if (claim === 'claimed') await log.refreshPartition(stream, partition);
-      return claim;
+      else if (claim === 'claimed') await log.refreshPartition(stream, partition);
+      return claim === 'taken-over' ? 'claimed' : claim;
     },
     finish: async (stream, partition, outcome) => catalog?.finish(stream, partition, outcome),
     allowance: catalog,

@@ -1,6 +1,6 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -114,6 +114,35 @@ describe('a PostgreSQL catalog', () => {
     expect((await readLakeState(dataDir, catalog)).get(STREAM)?.files ?? []).toEqual([]);
     const lakeFiles = await readdir(join(dataDir, 'lake'), { recursive: true });
     expect(lakeFiles.filter((f) => f.endsWith('.parquet'))).toEqual([]);
+  });
+
+  it('moves in what a gone writer committed and left staged as soon as its partition is taken over, and discards what it did not commit', async () => {
+    const a = await openWriter('run-a');
+    // B is already running when A dies: its open saw nothing to recover.
+    const b = await openWriter('run-b');
+    expect(await a.claim(STREAM, partition)).toBe('claimed');
+    const first = a.begin({ stream: STREAM, partition, schema });
+    await first.append(rowsFrom(0, 3));
+    const committed = await first.commit({ next: 3 });
+    // A is killed between its commit record and moving the file in: the file is back in staging.
+    const staging = join(dataDir, 'lake', '_staging', STREAM);
+    const [file] = committed.files;
+    if (!file) throw new Error('the commit names no file');
+    await rename(join(dataDir, 'lake', file.path), join(staging, basename(file.path)));
+    // …with a second flush staged and never committed.
+    const second = a.begin({ stream: STREAM, partition, schema });
+    await second.append(rowsFrom(3, 50_001));
+    await until(async () => (await readdir(staging)).length === 2);
+    await ageHeartbeat('run-a');
+    await expect(ids()).rejects.toThrow(/No files found/);
+
+    expect(await b.claim(STREAM, partition)).toBe('claimed');
+    expect(await ids()).toEqual([0, 1, 2]);
+    expect(await readdir(staging)).toEqual([]);
+    expect(b.readCheckpoint(STREAM, partition)).toEqual({ next: 3 });
+    expect(b.recovery).toEqual({ rolledForward: [file.path], discarded: [expect.stringMatching(/^_staging\//)] });
+    // A's uncommitted flush was fenced off with its files.
+    await expect(second.commit({ next: 50_004 })).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('hands each partition to one run at a time; a finished one waits for the next wave, a dead holder’s is taken over', async () => {
