@@ -1,13 +1,14 @@
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
-import { type PartitionSummary, type RunSummary, runExtract } from '../extract/run.ts';
+import { type PartitionSummary, RunStoppedError, type RunSummary, runExtract } from '../extract/run.ts';
 import {
   CatalogUnavailableError,
   LakeCorruptError,
   LockHeldError,
   StorageUnavailableError,
 } from '../load/index.ts';
+import { errnoReason } from '../warehouse/output.ts';
 import { EXIT } from './exit.js';
 import { createRunOutput, type RunOutput } from './progress-display.ts';
 import { untilSignal } from './until-signal.ts';
@@ -87,6 +88,7 @@ export function formatSummary(summary: RunSummary): string {
   lines.push(
     `run ${summary.runId}: ${summary.status}${summary.quota ? ` (${summary.quota}; the next run continues)` : ''}`,
   );
+  if (summary.error) lines.push(`  stopped by: ${summary.error}`);
   // The same failure in many partitions (a rejected key, a host down) is one line, not one per partition.
   const failures = new Map<string, PartitionSummary[]>();
   for (const p of summary.partitions.filter((x) => x.error)) {
@@ -164,6 +166,9 @@ export function outputOf(
 
 export const redactorOf = (config: ExtractConfig) => redactor(config.apiKey ? [config.apiKey] : []);
 
+/** Errno codes of a device that cannot take more (or failed): the run fails, the next one continues. */
+const DEVICE_FAILURES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO']);
+
 /** One extract run of a resolved configuration: its exit code, and its summary when it ran. */
 export async function extractWith(
   config: ExtractConfig,
@@ -194,7 +199,10 @@ export async function extractWith(
     for (const host of summary.unreachable ?? [])
       process.stderr.write(redact(`avalake: ${unreachableMessage(config, host)}\n`));
     return { code: exitCodeOf(summary), summary };
-  } catch (error) {
+  } catch (thrown) {
+    // Stopped mid-run: what committed before the failure is still the run's to report.
+    const stopped = thrown instanceof RunStoppedError ? { summary: thrown.summary } : {};
+    const error = thrown instanceof RunStoppedError ? thrown.cause : thrown;
     if (error instanceof LockHeldError) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return { code: EXIT.locked };
@@ -205,9 +213,16 @@ export async function extractWith(
       error instanceof StorageUnavailableError
     ) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
-      return { code: EXIT.failed, error: redact(error.message) };
+      return { code: EXIT.failed, error: redact(error.message), ...stopped };
     }
     const code = (error as NodeJS.ErrnoException).code;
+    if (code !== undefined && DEVICE_FAILURES.has(code)) {
+      const message =
+        `writing the lake in ${config.dataDir} failed: ${errnoReason(error)}; what was committed stays, ` +
+        'and the next run continues from it once the device has room';
+      process.stderr.write(`avalake: ${message}\n`);
+      return { code: EXIT.failed, error: message, ...stopped };
+    }
     if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
       process.stderr.write(
         `avalake: the data directory ${config.dataDir} is not writable (${code}); choose another with --data-dir\n`,

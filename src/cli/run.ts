@@ -48,7 +48,10 @@ export interface RunReport {
   seconds: number;
   extract: {
     status: RunSummary['status'] | 'locked' | 'error';
-    /** Why it stopped before its summary (`error`: the lake's storage or catalog failed). */
+    /**
+     * What stopped it: with `failed`, a failure no partition could absorb (the lake's storage or catalog
+     * lost mid-run; `streams` has what ran before it); with `error`, one before it began (at the open).
+     */
     reason?: string;
     /** Which quota stopped the run and when it resets; the next run continues. */
     quota?: string;
@@ -169,15 +172,18 @@ async function runSteps(
     report.runId = summary.runId;
     report.status = report.extract.status = summary.status;
     if (summary.quota) report.extract.quota = summary.quota;
+    if (error) report.extract.reason = error;
     report.extract.streams = streamReports(summary, spans);
     if (summary.status === 'partial' || summary.status === 'failed') report.failedStep = 'extract';
     if (summary.status === 'interrupted' || summary.status === 'failed') {
       report.build.reason = report.test.reason =
         summary.status === 'interrupted'
           ? 'interrupted'
-          : summary.unreachable?.length
-            ? `unreachable: ${summary.unreachable.map((h) => h.origin).join(', ')}`
-            : 'every partition of the extract failed';
+          : error
+            ? 'the extract failed'
+            : summary.unreachable?.length
+              ? `unreachable: ${summary.unreachable.map((h) => h.origin).join(', ')}`
+              : 'every partition of the extract failed';
       return finish(code);
     }
 
@@ -381,6 +387,7 @@ export function formatRun(report: RunReport): string {
         `${s.retries > 0 ? `  ${s.retries} retries` : ''}${s.rejects > 0 ? `  ${s.rejects} rejects` : ''}` +
         `${s.failed > 0 ? `  ${s.failed} partitions failed: ${(s.errors ?? []).join('; ')}` : ''}`,
     );
+  if (report.extract.reason) lines.push(`  stopped by: ${report.extract.reason}`);
   const b = report.build;
   lines.push(
     b.status === 'ok'

@@ -47,6 +47,25 @@ export interface RunSummary {
   /** Hosts that never answered (refused, unresolved, TLS failed): they stopped the run, which failed. */
   unreachable?: { origin: string; error: string }[];
   recovered: { rolledForward: number; discarded: number };
+  /**
+   * What stopped the run when no partition could absorb it (the catalog or the lake's storage lost, the
+   * disk full): the run failed, and `partitions` are those that ended before or beside it.
+   */
+  error?: string;
+}
+
+/**
+ * A failure no partition could absorb stopped the run. `summary` says what committed before it;
+ * `cause` is the failure itself.
+ */
+export class RunStoppedError extends Error {
+  override name = 'RunStoppedError';
+  constructor(
+    readonly summary: RunSummary,
+    override readonly cause: unknown,
+  ) {
+    super((cause as Error).message, { cause });
+  }
 }
 
 /**
@@ -124,7 +143,6 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       });
     await Promise.all(Array.from({ length: Math.min(options.pipeline.concurrency, work.length) }, guarded));
     options.signal?.removeEventListener('abort', onAbort);
-    if (crashes.length > 0) throw crashes[0];
 
     const { recovery } = lake;
     summary = {
@@ -135,6 +153,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
       ...(unreachable.length > 0 ? { unreachable } : {}),
       recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
     };
+    const [crash] = crashes;
+    if (crash !== undefined)
+      throw new RunStoppedError({ ...summary, status: 'failed', error: (crash as Error).message }, crash);
   } catch (error) {
     // A run that failed may leave a flush open, which the lake refuses to close over: the run's own
     // failure is what the user must see (the next start discards what that flush staged).

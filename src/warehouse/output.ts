@@ -15,6 +15,8 @@ const REASONS: Readonly<Record<string, string>> = {
   EEXIST: 'it exists',
   ENOSPC: 'no space left on the device',
   EDQUOT: 'the disk quota is used up',
+  EFBIG: 'a file outgrew the size this process may write (see ulimit -f)',
+  EIO: 'the device failed to read or write',
 };
 
 /** Codes that a different path or the path's permissions fix: the caller's to change (exit 2). */

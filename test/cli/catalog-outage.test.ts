@@ -76,11 +76,20 @@ it('run --json whose catalog goes away mid-extract: one JSON object, exit 1, the
       status: 'failed',
       exitCode: 1,
       failedStep: 'extract',
-      extract: { status: 'error' },
+      extract: { status: 'failed' },
       build: { status: 'not run', reason: 'the extract failed' },
     });
     const named = `lost the catalog postgres://postgres:***@127.0.0.1:${url.port}/${database} during the run`;
     expect(report.extract.reason).toContain(named);
+    // What ran before the loss is reported: at least the 3 commits seen, at most what the catalog holds.
+    const reported = Object.values(report.extract.streams as Record<string, { rows: number }>);
+    const reportedRows = reported.reduce((n, s) => n + s.rows, 0);
+    const committed = [...(await readLakeState(w.dataDir, catalog)).values()].reduce(
+      (n, state) => n + [...state.partitions.values()].reduce((m, p) => m + p.rows, 0),
+      0,
+    );
+    expect(reportedRows).toBeGreaterThan(0);
+    expect(reportedRows).toBeLessThanOrEqual(committed);
     expect(cut.stderr).toContain(`avalake: ${named}`);
     expect(cut.stdout + cut.stderr).not.toContain('hunter2');
     expect(cut.stderr).not.toMatch(/Unhandled|^\s+at\s/m);
