@@ -17,6 +17,9 @@
  * 4. The emulator's clock moves an hour, one more extract of the metrics stream (the hourly re-read of
  *    the latest points), then `buildWarehouse --select` of the staging models of the streams that got
  *    rows, and everything downstream of them, timed.
+ * 5. Cron's builds (every model, no --select), each after an hour's metrics extract: alternately from
+ *    the warehouse's previous generation and from a copy (its previous generation deleted first), each
+ *    round's seconds and bytes written to storage side by side.
  * Everything lives in a temporary folder, removed at the end (`--keep` keeps it, to profile a model).
  * Usage: npx tsx bench/warehouse.ts [--rows 10000000] [--concurrency N] [--keep]
  */
@@ -251,6 +254,55 @@ function copiesFor(seed: ReadonlyMap<string, number>): Map<string, number> {
 
 const pad = (text: string | number, width: number) => String(text).padStart(width);
 
+/** Bytes this process has caused to be written to storage so far (Linux: /proc/self/io). */
+function bytesWritten(): number {
+  const line = readFileSync('/proc/self/io', 'utf8').match(/^write_bytes: (\d+)$/m);
+  return Number(line?.[1] ?? Number.NaN);
+}
+
+/**
+ * What cron's builds cost (`run` builds every model, no --select): rounds of an hour's metrics extract
+ * and a build, alternating a build from the previous generation with one whose previous generation was
+ * deleted (so it copies the warehouse, as every build did before). Each round's seconds and the bytes
+ * it wrote to storage (the copy included: it is fsynced), then the medians' ratios.
+ */
+async function cronBuilds(rounds = 6) {
+  const warehouse = join(dataDir, 'warehouse.duckdb');
+  const rows: { from: string; seconds: number; mb: number }[] = [];
+  console.log('');
+  console.log(
+    `cron builds (an hour's metrics, then a build of every model), warehouse ${(statSync(warehouse).size / 2 ** 20).toFixed(0)} MB`,
+  );
+  console.log(
+    `${'round'.padEnd(6)} ${'started from'.padEnd(13)} ${pad('seconds', 8)} ${pad('MB written', 11)}`,
+  );
+  for (let round = 1; round <= rounds; round++) {
+    emulator.advance(3600);
+    await extract(['metrics']);
+    if (round % 2 === 0) rmSync(`${warehouse}.previous`, { force: true });
+    const written = bytesWritten();
+    const started = performance.now();
+    const result = await buildWarehouse({ dataDir, concurrency: CONCURRENCY });
+    const row = {
+      from: result.startedFrom,
+      seconds: seconds(started),
+      mb: (bytesWritten() - written) / 2 ** 20,
+    };
+    rows.push(row);
+    console.log(
+      `${String(round).padEnd(6)} ${row.from.padEnd(13)} ${pad(row.seconds.toFixed(2), 8)} ${pad(row.mb.toFixed(0), 11)}`,
+    );
+  }
+  const median = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+  const of = (from: string, key: 'seconds' | 'mb') =>
+    median(rows.filter((r) => r.from === from).map((r) => r[key]));
+  console.log(
+    `previous / copy     seconds ${(of('previous', 'seconds') / of('copy', 'seconds')).toFixed(2)}×, ` +
+      `MB written ${(of('previous', 'mb') / of('copy', 'mb')).toFixed(2)}× (medians)`,
+  );
+}
+
 try {
   let started = performance.now();
   const first = await extract(streams.filter((s) => s !== 'evm_blocks'));
@@ -329,6 +381,8 @@ try {
     `incremental build   ${incrementalSeconds.toFixed(2)} s  (${incremental.built.length} models rebuilt, ${incremental.kept.length} kept; --select ${select})`,
   );
   console.log(`ratio               ${(incrementalSeconds / fullSeconds).toFixed(2)} of the full build`);
+
+  await cronBuilds();
 } finally {
   await emulator.close();
   if (!values.keep) rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../load/index.ts';
@@ -10,6 +9,7 @@ import {
   attachScratch,
   detachScratch,
   ensureBookkeeping,
+  followsLake,
   forgetHeld,
   noChanges,
   planIncremental,
@@ -22,6 +22,7 @@ import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmation
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
+import { forgetPrevious, keepAsPrevious, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { isNotDuckDB, warehouseObjects } from './sql.ts';
 
@@ -69,6 +70,11 @@ export interface BuiltModel {
 
 export interface BuildResult {
   path: string;
+  /**
+   * What the build brought up to date: the warehouse's previous generation (written where it changed),
+   * a copy of the warehouse (a reader had the previous one open, or `--select`), or nothing.
+   */
+  startedFrom: 'previous' | 'copy' | 'scratch';
   built: BuiltModel[];
   /** Models not built, and why (a stream with no data yet, or something they depend on). */
   skipped: { name: string; reason: string }[];
@@ -82,8 +88,9 @@ export interface BuildResult {
  * holding the old file keeps reading the old tables (its open file lives on); the next one to open
  * the path sees every new table at once. There is never a half-built warehouse at the path.
  *
- * The copy starts from the last build, so an incremental model adds only the lake files new since then
- * (and one with nothing new is kept as it is); every other model is built again from its inputs.
+ * The file aside starts as an earlier build (the previous generation, kept beside the warehouse, or a
+ * copy of the last build: previous.ts), so an incremental model adds only the lake files new since that
+ * build (and one with nothing new is kept as it is); every other model is built again from its inputs.
  * Models are built up to `concurrency` at once, each on a connection of its own, each as soon as what
  * it depends on is built; a model's tables are the same whatever was built beside it.
  */
@@ -116,16 +123,20 @@ async function buildAside(
   const selected = selectModels(models, options.select);
   const aside = `${target}${ASIDE}${process.pid}`;
   const existed = !options.fromScratch && (await exists(target));
-  // A copy-on-write clone where the file system offers one (XFS, btrfs): then a run that changes a few
-  // tables writes those, not the whole warehouse again; elsewhere a plain copy.
-  if (existed) await copyFile(target, aside, constants.COPYFILE_FICLONE);
+  const lake = await readLake(options);
+  const startedFrom = existed
+    ? await startAside(target, aside, {
+        // A --select build keeps the other models as the last build left them: it starts from a copy of it.
+        reuse: options.select === undefined,
+        catchesUp: (db) => everyModelFollows(db, models, lake),
+      })
+    : await forgetPrevious(target).then(() => 'scratch' as const);
   // A warehouse DuckDB cannot open (damaged, or some other file) holds nothing the lake does not: every
   // model is built anew instead, and the result says so.
   const unreadable = existed && !(await opensAsDuckDB(aside));
   if (unreadable) await rm(aside, { force: true });
   const partial = options.select !== undefined && existed && !unreadable;
 
-  const lake = await readLake(options);
   const kept = partial ? order.filter((m) => !selected.has(m.name)).map((m) => m.name) : [];
   let outcomes: ReadonlyMap<string, Outcome> = new Map();
   try {
@@ -157,6 +168,7 @@ async function buildAside(
     await fsyncFile(aside);
     // A write-ahead log left by a crashed writer belongs to the old file; it must not be replayed onto the new one.
     await rm(`${target}.wal`, { force: true });
+    if (existed && !unreadable) await keepAsPrevious(target);
     await rename(aside, target);
     await fsyncFile(dirname(target));
   } finally {
@@ -165,6 +177,7 @@ async function buildAside(
   }
   const result: BuildResult = {
     path: target,
+    startedFrom: unreadable ? 'scratch' : startedFrom,
     built: [],
     skipped: [],
     kept,
@@ -341,6 +354,17 @@ async function buildModel(
   else await bookkeeping(() => forgetHeld(db, model));
   if (model.incrementalBy) await bookkeeping(() => recordSql(db, model));
   return 'full';
+}
+
+/**
+ * Whether an earlier build's incremental models can all be brought up to date from it as they would be
+ * from the last build: none holds files a compaction since merged with files it never read (from the
+ * last build it would add only the new files; from this one it would be built whole).
+ */
+async function everyModelFollows(db: DuckDBConnection, models: Model[], lake: LakeSources): Promise<boolean> {
+  for (const model of models.filter((m) => m.incremental))
+    if (!(await followsLake(db, model, lake))) return false;
+  return true;
 }
 
 /** What a build's copy of the warehouse is named, after the warehouse's own name and before its pid. */

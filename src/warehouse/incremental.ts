@@ -58,12 +58,35 @@ export async function planIncremental(
   const confirmedAfter = confirmed?.through_ms == null ? undefined : Number(confirmed.through_ms);
   const newest = await newestConfirmation(db, stream);
 
+  const { fresh, gone } = await traceHeld(db, model, lake);
+  if (gone.length > 0) return { kind: 'full', why: `${gone.length} files it holds were replaced unseen` };
+  const reconfirmed = newest !== undefined && newest > (confirmedAfter ?? Number.NEGATIVE_INFINITY);
+  return fresh.length === 0 && !reconfirmed
+    ? { kind: 'unchanged' }
+    : { kind: 'delta', files: fresh, confirmedAfter };
+}
+
+/**
+ * Whether the model can follow the lake from what it holds: no file it holds was replaced by a merged
+ * file that also holds rows it lacks (a compaction of files read by a later build than this one). A
+ * model that holds nothing (not incremental, or not built) is built whole either way.
+ */
+export async function followsLake(db: DuckDBConnection, model: Model, lake: LakeSources): Promise<boolean> {
+  return (await traceHeld(db, model, lake)).gone.length === 0;
+}
+
+/** The live files of its stream the model does not hold, and the files it holds that are no longer live. */
+async function traceHeld(
+  db: DuckDBConnection,
+  model: Model,
+  lake: LakeSources,
+): Promise<{ fresh: LiveFile[]; gone: string[] }> {
   const held = new Set(
     (await queryRows(db, `select path from _lake.model_files where model = ${quoteLiteral(model.name)}`)).map(
       (r) => String(r.path),
     ),
   );
-  const live = dataFilesOf(lake, stream);
+  const live = dataFilesOf(lake, model.lakeStreams[0] as string);
   let fresh = live.filter((f) => !held.has(f.path));
   // A merged file whose inputs are all held is held: its rows are already in the model.
   for (let changed = true; changed; ) {
@@ -77,12 +100,7 @@ export async function planIncremental(
     fresh = fresh.filter((f) => !held.has(f.path));
   }
   const livePaths = new Set(live.map((f) => f.path));
-  const gone = [...held].filter((p) => !livePaths.has(p));
-  if (gone.length > 0) return { kind: 'full', why: `${gone.length} files it holds were replaced unseen` };
-  const reconfirmed = newest !== undefined && newest > (confirmedAfter ?? Number.NEGATIVE_INFINITY);
-  return fresh.length === 0 && !reconfirmed
-    ? { kind: 'unchanged' }
-    : { kind: 'delta', files: fresh, confirmedAfter };
+  return { fresh, gone: [...held].filter((p) => !livePaths.has(p)) };
 }
 
 /**
