@@ -274,7 +274,7 @@ async function cronBuilds(rounds = 6) {
     `cron builds (an hour's metrics, then a build of every model), warehouse ${(statSync(warehouse).size / 2 ** 20).toFixed(0)} MB`,
   );
   console.log(
-    `${'round'.padEnd(6)} ${'started from'.padEnd(13)} ${pad('seconds', 8)} ${pad('MB written', 11)}`,
+    `${'round'.padEnd(6)} ${'started from'.padEnd(13)} ${pad('seconds', 8)} ${pad('MB written', 11)}  slowest models (mode, s)`,
   );
   for (let round = 1; round <= rounds; round++) {
     emulator.advance(3600);
@@ -289,8 +289,12 @@ async function cronBuilds(rounds = 6) {
       mb: (bytesWritten() - written) / 2 ** 20,
     };
     rows.push(row);
+    const slowest = [...result.built]
+      .sort((a, b) => b.seconds - a.seconds)
+      .slice(0, 3)
+      .map((b) => `${b.name} (${b.mode}, ${b.seconds.toFixed(2)})`);
     console.log(
-      `${String(round).padEnd(6)} ${row.from.padEnd(13)} ${pad(row.seconds.toFixed(2), 8)} ${pad(row.mb.toFixed(0), 11)}`,
+      `${String(round).padEnd(6)} ${row.from.padEnd(13)} ${pad(row.seconds.toFixed(2), 8)} ${pad(row.mb.toFixed(0), 11)}  ${slowest.join(', ')}`,
     );
   }
   const median = (values: number[]) =>

@@ -7,10 +7,12 @@ import {
   applyDelta,
   applyIncrementalBy,
   attachScratch,
+  catchesUpAsCheaply,
   detachScratch,
   ensureBookkeeping,
-  followsLake,
   forgetHeld,
+  isKeepableWhole,
+  keepsWhole,
   noChanges,
   planIncremental,
   recordHeld,
@@ -128,7 +130,7 @@ async function buildAside(
     ? await startAside(target, aside, {
         // A --select build keeps the other models as the last build left them: it starts from a copy of it.
         reuse: options.select === undefined,
-        catchesUp: (db) => everyModelFollows(db, models, lake),
+        catchesUp: (db) => catchesUpAsCheaply(db, target, models, lake),
       })
     : await forgetPrevious(target).then(() => 'scratch' as const);
   // A warehouse DuckDB cannot open (damaged, or some other file) holds nothing the lake does not: every
@@ -199,6 +201,10 @@ type Outcome = { built: BuiltModel } | { skipped: string };
 
 const wasSkipped = (outcome: Outcome | undefined): outcome is { skipped: string } =>
   outcome !== undefined && 'skipped' in outcome;
+
+/** How a model was built in this build; undefined when it was skipped or not built. */
+const modeOf = (outcome: Outcome | undefined): BuiltModel['mode'] | undefined =>
+  outcome && 'built' in outcome ? outcome.built.mode : undefined;
 
 /**
  * Builds `models` (in build order) up to `concurrency` at once, each on a new connection of `database`,
@@ -342,29 +348,29 @@ async function buildModel(
       return 'incremental';
     }
   }
+  // Built whole, and nothing it reads changed since the build this file holds: kept as it is.
+  if (
+    isTable &&
+    isKeepableWhole(model) &&
+    model.dependsOn.every((d) => modeOf(outcomes.get(d)) === 'unchanged') &&
+    (await keepsWhole(db, model, lake))
+  ) {
+    // Its files recorded afresh, so that what a compaction merged is followed from here on.
+    await bookkeeping(() => recordHeld(db, model, lake));
+    await noChanges(db, model);
+    return 'unchanged';
+  }
   const by = model.incrementalBy;
-  const built = by && outcomes.get(by.source);
-  const source = built && 'built' in built ? built.built.mode : undefined;
+  const source = by && modeOf(outcomes.get(by.source));
   if (by && isTable && (source === 'incremental' || source === 'unchanged') && (await sameSql(db, model)))
     return applyIncrementalBy(db, { ...model, incrementalBy: by }, withLake(model.sql, lake));
   await dropObject(db, model.name);
   const kind = model.materialized === 'table' ? 'table' : 'view';
   await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
-  if (model.incremental) await bookkeeping(() => recordHeld(db, model, lake));
+  if (model.incremental || isKeepableWhole(model)) await bookkeeping(() => recordHeld(db, model, lake));
   else await bookkeeping(() => forgetHeld(db, model));
   if (model.incrementalBy) await bookkeeping(() => recordSql(db, model));
   return 'full';
-}
-
-/**
- * Whether an earlier build's incremental models can all be brought up to date from it as they would be
- * from the last build: none holds files a compaction since merged with files it never read (from the
- * last build it would add only the new files; from this one it would be built whole).
- */
-async function everyModelFollows(db: DuckDBConnection, models: Model[], lake: LakeSources): Promise<boolean> {
-  for (const model of models.filter((m) => m.incremental))
-    if (!(await followsLake(db, model, lake))) return false;
-  return true;
 }
 
 /** What a build's copy of the warehouse is named, after the warehouse's own name and before its pid. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LiveFile } from '../load/index.ts';
-import { queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { dataFilesOf, type LakeSources } from './lake-sources.ts';
 import type { Model } from './models.ts';
 
@@ -67,12 +67,69 @@ export async function planIncremental(
 }
 
 /**
- * Whether the model can follow the lake from what it holds: no file it holds was replaced by a merged
- * file that also holds rows it lacks (a compaction of files read by a later build than this one). A
- * model that holds nothing (not incremental, or not built) is built whole either way.
+ * Whether a build started from an earlier warehouse (`earlier`, open) does no more model work than one
+ * started from the last build (the file `last`):
+ * - every incremental model can follow the lake from what it holds: no file it holds was merged by a
+ *   compaction with files it never read (from the last build it would add the new files; from the
+ *   earlier one it would be built whole);
+ * - every model built whole over a stream that the last build could keep as it is, the earlier one can
+ *   keep too (else the last build rebuilt it, and this one would rebuild it again).
  */
-export async function followsLake(db: DuckDBConnection, model: Model, lake: LakeSources): Promise<boolean> {
-  return (await traceHeld(db, model, lake)).gone.length === 0;
+export async function catchesUpAsCheaply(
+  earlier: DuckDBConnection,
+  last: string,
+  models: readonly Model[],
+  lake: LakeSources,
+): Promise<boolean> {
+  for (const model of models.filter((m) => m.incremental))
+    if ((await traceHeld(earlier, model, lake)).gone.length > 0) return false;
+  const rebuilt: Model[] = [];
+  for (const model of models.filter((m) => isKeepableWhole(m) && m.lakeStreams.length === 1))
+    if (
+      dataFilesOf(lake, model.lakeStreams[0] as string).length > 0 &&
+      !(await keepsWhole(earlier, model, lake))
+    )
+      rebuilt.push(model);
+  if (rebuilt.length === 0) return true;
+  return withDuckDB(
+    last,
+    async (db) => {
+      for (const model of rebuilt) if (await keepsWhole(db, model, lake)) return false;
+      return true;
+    },
+    { readOnly: true },
+  );
+}
+
+/**
+ * Whether a model built whole can stay as an earlier build left it (see `keepsWhole`): a table over at
+ * most one lake stream (the newest confirmation it read is one number), not incremental in any way, and
+ * not reading the build's own record of the lake (`_lake.partitions`, rewritten by every build).
+ */
+export const isKeepableWhole = (model: Model): boolean =>
+  model.materialized === 'table' &&
+  !model.incremental &&
+  !model.incrementalBy &&
+  model.lakeStreams.length <= 1 &&
+  !/\b_lake\./.test(model.sql);
+
+/**
+ * Whether a keepable whole model (`isKeepableWhole`) built earlier has the same inputs now: the same SQL,
+ * the same rows of its stream (the same files, followed through compactions), no newer confirmation of
+ * an unchanged snapshot. What it reads from other models is the caller's to check (they must be unchanged).
+ */
+export async function keepsWhole(db: DuckDBConnection, model: Model, lake: LakeSources): Promise<boolean> {
+  if (!(await sameSql(db, model))) return false;
+  const stream = model.lakeStreams[0];
+  if (stream === undefined) return true;
+  const { fresh, gone } = await traceHeld(db, model, lake);
+  if (fresh.length > 0 || gone.length > 0) return false;
+  const [confirmed] = await queryRows(
+    db,
+    `select through_ms from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`,
+  );
+  const newest = await newestConfirmation(db, stream);
+  return newest === undefined || (confirmed?.through_ms != null && newest <= Number(confirmed.through_ms));
 }
 
 /** The live files of its stream the model does not hold, and the files it holds that are no longer live. */
@@ -172,19 +229,23 @@ export async function applyIncrementalBy(
   return 'incremental';
 }
 
-/** Records what the model now holds: every live file of its stream, and the SQL it was built with. */
+/**
+ * Records what the model now holds: every live file of its stream (a model over other models: none), the
+ * newest confirmation of that stream, and the SQL it was built with.
+ */
 export async function recordHeld(db: DuckDBConnection, model: Model, lake: LakeSources) {
   const name = quoteLiteral(model.name);
+  const stream = model.lakeStreams[0];
   await db.run(`delete from _lake.model_files where model = ${name}`);
   const appender = await db.createAppender('model_files', '_lake');
-  for (const file of dataFilesOf(lake, model.lakeStreams[0] as string)) {
+  for (const file of stream === undefined ? [] : dataFilesOf(lake, stream)) {
     appender.appendVarchar(model.name);
     appender.appendVarchar(file.path);
     appender.endRow();
   }
   appender.closeSync();
   await recordSql(db, model);
-  const newest = await newestConfirmation(db, model.lakeStreams[0] as string);
+  const newest = stream === undefined ? undefined : await newestConfirmation(db, stream);
   await db.run(
     `insert or replace into _lake.model_confirmed values (${name}, ${newest === undefined ? 'null' : newest})`,
   );

@@ -1,4 +1,5 @@
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -75,5 +76,81 @@ it('an incremental build after small extracts, across a compaction, equals a bui
   const { names, otherNames, tables } = await warehouseDifferences(kept, join(w.dataDir, 'warehouse.duckdb'));
   expect(names).toEqual(otherNames);
   expect(names.length).toBeGreaterThan(10);
+  for (const t of tables) expect(t).toEqual({ table: t.table, rows: t.rows, only_a: '0', only_b: '0' });
+}, 240_000);
+
+it('a model built whole is kept while nothing it reads changed, through a compaction; new rows or new SQL rebuild it, and the result equals a build from scratch', async () => {
+  const w = demoWorkspace(emulator);
+  const models = join(mkdtempSync(join(tmpdir(), 'avalake-models-')), 'models');
+  cpSync('sql/models', models, { recursive: true });
+  const extract = async (streams: string) => {
+    const summary = await extractOnce(w.pipelinePath, w.dataDir, { streams });
+    expect(summary.status).toBe('ok');
+    return summary.partitions.reduce((n, p) => n + p.rows, 0);
+  };
+  const build = () => buildWarehouse({ dataDir: w.dataDir, modelsDir: models });
+  const modes = (result: BuildResult) =>
+    Object.fromEntries(
+      ['stg_erc20_transfers', 'erc20_flows_daily', 'stg_metrics', 'address_balances_daily'].map((name) => [
+        name,
+        modeOf(result, name),
+      ]),
+    );
+
+  await extract('erc20_transfers,metrics,utxos');
+  expect(modes(await build())).toEqual({
+    stg_erc20_transfers: 'full',
+    erc20_flows_daily: 'full',
+    stg_metrics: 'full',
+    address_balances_daily: 'full',
+  });
+
+  // Only metrics moved: the ERC-20 staging model and its mart stay as they are. A mart reading the
+  // build's own record of the lake (_lake.partitions) is always built again.
+  emulator.advance(HOUR);
+  await extract('metrics');
+  expect(modes(await build())).toEqual({
+    stg_erc20_transfers: 'unchanged',
+    erc20_flows_daily: 'unchanged',
+    stg_metrics: 'incremental',
+    address_balances_daily: 'full',
+  });
+
+  // New transfers: both rebuilt (from the generation before the last, which would rebuild them too).
+  emulator.advance(6 * HOUR);
+  expect(await extract('erc20_transfers')).toBeGreaterThan(0);
+  const changed = await build();
+  expect(changed.startedFrom).toBe('previous');
+  expect(modes(changed)).toMatchObject({ stg_erc20_transfers: 'full', erc20_flows_daily: 'full' });
+
+  // A compaction merges the files it read: the same rows, so kept.
+  const lake = await openLake({ dataDir: w.dataDir });
+  try {
+    expect((await lake.compact('all', ['erc20_transfers'])).length).toBe(1);
+  } finally {
+    await lake.close();
+  }
+  // The generation before the last predates the new transfers: it would rebuild them, so this build
+  // starts from a copy of the last.
+  const compacted = await build();
+  expect(compacted.startedFrom).toBe('copy');
+  expect(modes(compacted)).toMatchObject({
+    stg_erc20_transfers: 'unchanged',
+    erc20_flows_daily: 'unchanged',
+  });
+
+  // The mart's SQL changed (a comment is enough): it alone is built again.
+  const mart = join(models, 'marts', 'erc20_flows_daily.sql');
+  writeFileSync(mart, `${readFileSync(mart, 'utf8')}\n-- edited\n`);
+  expect(modes(await build())).toMatchObject({ stg_erc20_transfers: 'unchanged', erc20_flows_daily: 'full' });
+
+  const kept = join(w.dir, 'kept.duckdb');
+  copyFileSync(join(w.dataDir, 'warehouse.duckdb'), kept);
+  await buildWarehouse({ dataDir: w.dataDir, modelsDir: models, fromScratch: true });
+  const { names, otherNames, tables } = await warehouseDifferences(kept, join(w.dataDir, 'warehouse.duckdb'));
+  expect(names).toEqual(otherNames);
+  expect(names).toEqual(
+    expect.arrayContaining(['stg_erc20_transfers BASE TABLE', 'erc20_flows_daily BASE TABLE']),
+  );
   for (const t of tables) expect(t).toEqual({ table: t.table, rows: t.rows, only_a: '0', only_b: '0' });
 }, 240_000);
