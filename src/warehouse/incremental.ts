@@ -222,9 +222,17 @@ export async function applyIncrementalBy(
   const [touched] = await queryRows(db, 'select count(*) as n from __touched');
   if (Number(touched?.n) === 0) return 'unchanged';
   await db.run(`delete from ${table} where ${quoteIdent(column)} in (select value from __touched)`);
+  // The source narrowed to the rows of the touched values, under its own name (DuckDB looks in temp
+  // first): the model computes those values alone instead of all of them, to keep a few. It reads no
+  // other model (models.ts), and its rows of a value come from those rows only.
+  const narrowed = quoteIdent(source);
+  await db.run(
+    `create temp table ${narrowed} as select * from main.${narrowed} where ${expression} in (select value from __touched)`,
+  );
   await db.run(
     `insert into ${table} by name select * from (\n${sql}\n) where ${quoteIdent(column)} in (select value from __touched)`,
   );
+  await db.run(`drop table temp.${narrowed}`);
   await db.run('drop table __touched');
   return 'incremental';
 }
