@@ -62,6 +62,8 @@ export interface RunReport {
     status: StepStatus;
     /** Why it did not run, or why it failed. */
     reason?: string;
+    /** Something the user should know of a build that succeeded (the last warehouse could not be opened). */
+    warning?: string;
     seconds: number;
     warehouse?: string;
     built: { name: string; materialized: string; rows?: number }[];
@@ -217,7 +219,9 @@ async function runSteps(
           ...(rows !== undefined ? { rows } : {}),
         })),
         skipped: built.skipped,
+        ...(built.rebuilt ? { warning: built.rebuilt } : {}),
       };
+      if (built.rebuilt) log({ level: 'warn', msg: 'warehouse rebuilt', why: built.rebuilt });
       log({
         msg: 'built',
         models: built.built.length,

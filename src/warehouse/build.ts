@@ -1,4 +1,4 @@
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../load/index.ts';
@@ -24,9 +24,9 @@ import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmation
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
-import { forgetPrevious, keepAsPrevious, startAside } from './previous.ts';
+import { forgetPrevious, keepAsPrevious, previousOf, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
-import { isNotDuckDB, warehouseObjects } from './sql.ts';
+import { warehouseObjects } from './sql.ts';
 
 export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 
@@ -125,19 +125,19 @@ async function buildAside(
   const selected = selectModels(models, options.select);
   const aside = `${target}${ASIDE}${process.pid}`;
   const existed = !options.fromScratch && (await exists(target));
+  // A warehouse DuckDB cannot open (damaged, or some other file) holds nothing the lake does not: the
+  // build starts from the previous generation or from nothing instead, and the result says so.
+  const unreadable = existed && !(await isDuckDBFile(target));
   const lake = await readLake(options);
   const startedFrom = existed
     ? await startAside(target, aside, {
         // A --select build keeps the other models as the last build left them: it starts from a copy of it.
-        reuse: options.select === undefined,
-        catchesUp: (db) => catchesUpAsCheaply(db, target, models, lake),
+        reuse: options.select === undefined || unreadable,
+        copy: !unreadable,
+        catchesUp: unreadable ? async () => true : (db) => catchesUpAsCheaply(db, target, models, lake),
       })
     : await forgetPrevious(target).then(() => 'scratch' as const);
-  // A warehouse DuckDB cannot open (damaged, or some other file) holds nothing the lake does not: every
-  // model is built anew instead, and the result says so.
-  const unreadable = existed && !(await opensAsDuckDB(aside));
-  if (unreadable) await rm(aside, { force: true });
-  const partial = options.select !== undefined && existed && !unreadable;
+  const partial = options.select !== undefined && startedFrom === 'copy';
 
   const kept = partial ? order.filter((m) => !selected.has(m.name)).map((m) => m.name) : [];
   let outcomes: ReadonlyMap<string, Outcome> = new Map();
@@ -179,12 +179,18 @@ async function buildAside(
   }
   const result: BuildResult = {
     path: target,
-    startedFrom: unreadable ? 'scratch' : startedFrom,
+    startedFrom,
     built: [],
     skipped: [],
     kept,
     ...(unreadable
-      ? { rebuilt: `${target} was not a DuckDB database file: every model was built anew from the lake` }
+      ? {
+          rebuilt: `${target} was not a DuckDB database file: ${
+            startedFrom === 'previous'
+              ? `the build started from the one before it (${basename(previousOf(target))})`
+              : 'every model was built anew from the lake'
+          }`,
+        }
       : {}),
   };
   // In build order, whatever order they finished in.
@@ -419,14 +425,18 @@ async function dropObject(db: DuckDBConnection, name: string) {
   else if (type !== undefined) await db.run(`drop table ${quoteIdent(name)}`);
 }
 
-/** Whether DuckDB opens the file: false for one it says is not its own; other errors are thrown. */
-async function opensAsDuckDB(path: string): Promise<boolean> {
+/**
+ * Whether the file begins as a DuckDB database does (its magic bytes, where DuckDB looks first). Read
+ * without opening it: DuckDB's lock would refuse an open while someone writes to it by hand.
+ */
+async function isDuckDBFile(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
   try {
-    (await openDuckDB(path, { readOnly: true })).close();
-    return true;
-  } catch (error) {
-    if (isNotDuckDB(error)) return false;
-    throw error;
+    const header = Buffer.alloc(12);
+    const { bytesRead } = await file.read(header, 0, 12, 0);
+    return bytesRead === 12 && header.toString('latin1', 8, 12) === 'DUCK';
+  } finally {
+    await file.close();
   }
 }
 

@@ -25,14 +25,14 @@ export const previousOf = (warehouse: string): string => `${warehouse}.previous`
 /**
  * Puts the build's starting point at `aside`: the previous generation when `reuse` allows it, it can be
  * written (a DuckDB file, not the warehouse itself, that no reader has open) and `catchesUp` says its
- * models can follow the lake from it; else a copy of the warehouse (a copy-on-write clone where the file
- * system offers one).
+ * models can follow the lake from it; else, when `copy` allows it, a copy of the warehouse (a
+ * copy-on-write clone where the file system offers one); else nothing.
  */
 export async function startAside(
   warehouse: string,
   aside: string,
-  options: { reuse: boolean; catchesUp: (connection: DuckDBConnection) => Promise<boolean> },
-): Promise<'previous' | 'copy'> {
+  options: { reuse: boolean; copy: boolean; catchesUp: (connection: DuckDBConnection) => Promise<boolean> },
+): Promise<'previous' | 'copy' | 'scratch'> {
   const previous = previousOf(warehouse);
   if (options.reuse && (await isUsableGeneration(previous, warehouse, options.catchesUp))) {
     await rename(previous, aside);
@@ -40,6 +40,7 @@ export async function startAside(
   }
   // Unlinked only: a reader holding it keeps reading it.
   await rm(previous, { force: true });
+  if (!options.copy) return 'scratch';
   await copyFile(warehouse, aside, constants.COPYFILE_FICLONE);
   return 'copy';
 }

@@ -81,7 +81,8 @@ it('run --json on a device that takes no more: exit 1, one line saying so, what 
       lakeRows(reference, (await readLakeState(reference)).keys()),
     ]);
     expect(Object.keys(lake).sort()).toEqual(Object.keys(referenceLake).sort());
-    for (const stream of Object.keys(referenceLake)) expect(lake[stream], stream).toEqual(referenceLake[stream]);
+    for (const stream of Object.keys(referenceLake))
+      expect(lake[stream], stream).toEqual(referenceLake[stream]);
   } finally {
     await rm(w.dir, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunReport, run } from '../../src/cli/run.ts';
@@ -101,6 +101,18 @@ describe('avalake run --json', () => {
     expect(again.test.failed).toEqual([]);
     for (const stream of CORE_STREAMS.filter((s) => s !== 'validators' && s !== 'validator_delegators'))
       expect(await duplicateRows(w.dataDir, stream), stream).toBe(0);
+
+    // A warehouse that is no DuckDB file (damaged, or overwritten) is built again from the generation
+    // before it, and the report says so beside a build that succeeded.
+    writeFileSync(join(w.dataDir, 'warehouse.duckdb'), 'not a database\n');
+    const repaired = reportOf(
+      (await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true })).stdout,
+    );
+    expect(repaired).toMatchObject({ status: 'ok', build: { status: 'ok' } });
+    expect(repaired.build.warning).toMatch(
+      /warehouse\.duckdb was not a DuckDB database file: the build started from the one before it \(warehouse\.duckdb\.previous\)$/,
+    );
+    expect(again.build.warning).toBeUndefined();
 
     // Failing tests fail the run (exit 1) and the summary names the step and the tests: here freshness
     // with no slack, for the streams this run leaves alone.
