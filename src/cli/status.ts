@@ -29,8 +29,13 @@ export interface PartitionStanding {
   lastSeq: number;
   /** The newest commit: new rows, or a run that checked and found nothing new (or an unchanged snapshot). */
   lastCommitAt: string;
-  /** Seconds since the last commit. */
+  /** Seconds since the last commit (0 for one dated later than now). */
   ageSeconds: number;
+  /**
+   * Set when the last commit is dated more than a minute later than now: by how much. The clock of the
+   * host that committed it is ahead of this one's (or this one's behind); ages and freshness are off.
+   */
+  aheadSeconds?: number;
   lastRunId: string;
   /** The newest commit's checkpoint (null: none yet, e.g. rejects only). */
   checkpoint: Readonly<Record<string, unknown>> | null;
@@ -55,6 +60,9 @@ export interface LakeStatus {
   workers?: WorkerStanding[];
 }
 
+/** How far a commit may be dated ahead of this host's clock before status says the clocks disagree. */
+const CLOCK_SLACK_SECONDS = 60;
+
 /**
  * Reads where every partition stands, without the writer lock: commit records appear whole (by rename),
  * so this is safe while an extract runs; it only ever reads.
@@ -63,13 +71,15 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
   const partitions: PartitionStanding[] = [];
   for (const [stream, state] of await readLakeState(dataDir, catalog)) {
     for (const p of state.partitions.values()) {
+      const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
       partitions.push({
         stream,
         partition: p.partition,
         commits: p.commits,
         lastSeq: p.seq,
         lastCommitAt: p.committedAt,
-        ageSeconds: Math.max(0, Math.round((now - Date.parse(p.committedAt)) / 1000)),
+        ageSeconds: Math.max(0, age),
+        ...(-age > CLOCK_SLACK_SECONDS ? { aheadSeconds: -age } : {}),
         lastRunId: p.runId,
         checkpoint: p.checkpoint,
         rows: p.rows,
@@ -168,7 +178,7 @@ export function formatStatus(status: LakeStatus): string {
       String(p.commits),
       `#${p.lastSeq}`,
       `${p.lastCommitAt.slice(0, 19)}Z`,
-      ageText(p.ageSeconds),
+      p.aheadSeconds === undefined ? ageText(p.ageSeconds) : `-${ageText(p.aheadSeconds)}`,
       String(p.rows),
       String(p.rejects),
       checkpointText(p.checkpoint),
@@ -195,6 +205,14 @@ export function formatStatus(status: LakeStatus): string {
       `${streams} stream${streams === 1 ? '' : 's'}, ${status.partitions.length} partitions, ${total} rows, ${rejects} rejects; ` +
         `newest commit ${ageText(freshest)} ago, oldest partition last committed ${ageText(stalest)} ago`,
     );
+    const ahead = status.partitions.filter((p) => p.aheadSeconds !== undefined);
+    if (ahead.length > 0)
+      lines.push(
+        `warning: ${ahead.length} partition${ahead.length === 1 ? "'s" : "s'"} last commit is dated up to ` +
+          `${ageText(Math.max(...ahead.map((p) => p.aheadSeconds ?? 0)))} after this host's clock (age shown ` +
+          'negative): the clocks of the hosts that run avalake disagree, and ages and freshness tests are off ' +
+          'by as much; set them right (NTP)',
+      );
   }
   if (status.lockedBy) {
     const h = status.lockedBy;

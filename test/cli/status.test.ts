@@ -169,6 +169,24 @@ describe('avalake status', () => {
     expect(lines.at(-1)).toBe(
       `9 streams, ${report.partitions.length} partitions, ${total} rows, 0 rejects; newest commit ${durationText(Math.min(...ages))} ago, oldest partition last committed ${durationText(Math.max(...ages))} ago`,
     );
+    expect(report.partitions.every((p) => p.aheadSeconds === undefined)).toBe(true);
+    expect(table.stdout).not.toContain('warning');
+
+    // Read on a host whose clock is an hour behind the one that committed: every commit is dated ahead
+    // of it. The ages say so (negative), and one line warns that freshness cannot be trusted.
+    const behind = Math.max(...report.partitions.map((p) => Date.parse(p.lastCommitAt))) - 3_600_000;
+    const skewed = JSON.parse((await runStatus({ dataDir: workspace.dataDir, json: true }, behind)).stdout);
+    for (const p of skewed.partitions as LakeStatus['partitions']) {
+      expect(p.ageSeconds).toBe(0);
+      expect(p.aheadSeconds).toBe(Math.round((Date.parse(p.lastCommitAt) - behind) / 1000));
+    }
+    const warned = (await runStatus({ dataDir: workspace.dataDir }, behind)).stdout.trimEnd().split('\n');
+    expect(warned.at(-1)).toMatch(
+      new RegExp(
+        `^warning: ${report.partitions.length} partitions' last commit is dated up to 1h 0m after this host's clock \\(age shown negative\\): the clocks of the hosts that run avalake disagree`,
+      ),
+    );
+    expect(warned.filter((l) => /^validators\s/.test(l))[0]).toMatch(/\s-(1h 0m|59m \d+s)\s/);
   });
 
   it('shows a run and a build in progress from their lock files, without taking or touching them', async () => {
