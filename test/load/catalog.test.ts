@@ -140,7 +140,10 @@ describe('a PostgreSQL catalog', () => {
     expect(await ids()).toEqual([0, 1, 2]);
     expect(await readdir(staging)).toEqual([]);
     expect(b.readCheckpoint(STREAM, partition)).toEqual({ next: 3 });
-    expect(b.recovery).toEqual({ rolledForward: [file.path], discarded: [expect.stringMatching(/^_staging\//)] });
+    expect(b.recovery).toEqual({
+      rolledForward: [file.path],
+      discarded: [expect.stringMatching(/^_staging\//)],
+    });
     // A's uncommitted flush was fenced off with its files.
     await expect(second.commit({ next: 50_004 })).rejects.toBeInstanceOf(LeaseLostError);
   });

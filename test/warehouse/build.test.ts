@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { acquireLock, type DataDirLock } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
-import { queryRows, quoteIdent, withDuckDB } from '../../src/warehouse/duckdb.ts';
+import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
