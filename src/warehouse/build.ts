@@ -74,7 +74,8 @@ export interface BuildResult {
   path: string;
   /**
    * What the build brought up to date: the warehouse's previous generation (written where it changed),
-   * a copy of the warehouse (a reader had the previous one open, or `--select`), or nothing.
+   * a copy of the warehouse (`--select`, or no previous one fit: a reader holds it, or it would take more
+   * work than the last build), or nothing.
    */
   startedFrom: 'previous' | 'copy' | 'scratch';
   built: BuiltModel[];
@@ -92,7 +93,8 @@ export interface BuildResult {
  *
  * The file aside starts as an earlier build (the previous generation, kept beside the warehouse, or a
  * copy of the last build: previous.ts), so an incremental model adds only the lake files new since that
- * build (and one with nothing new is kept as it is); every other model is built again from its inputs.
+ * build, and one with nothing new is kept as it is; so is a model built whole whose inputs did not
+ * change (incremental.ts). Every other model is built again from its inputs.
  * Models are built up to `concurrency` at once, each on a connection of its own, each as soon as what
  * it depends on is built; a model's tables are the same whatever was built beside it.
  */

@@ -13,6 +13,9 @@ import type { Model } from './models.ts';
  * compaction replaces files by merged ones with the same rows: a merged file whose inputs the model holds
  * is held too. Any doubt (the SQL changed, a file gone that no merged file accounts for) means a full
  * build of that model, which is always correct.
+ *
+ * A table built whole over at most one stream keeps the same record (`isKeepableWhole`), so that a build
+ * can keep it as it is while its SQL, its stream's files and the models it reads are unchanged.
  */
 
 export type IncrementalPlan =
