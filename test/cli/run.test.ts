@@ -2,14 +2,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunReport, run } from '../../src/cli/run.ts';
+import { run } from '../../src/cli/run.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { openLake } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
-import { captureOutput } from '../helpers/output.ts';
+import { captureOutput, runReportOf } from '../helpers/output.ts';
 import { CORE_STREAMS, lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
 
@@ -27,13 +27,6 @@ const hasParquet = (dataDir: string, stream: string) =>
   existsSync(join(dataDir, 'lake', stream)) &&
   readdirSync(join(dataDir, 'lake', stream), { recursive: true }).some((f) => String(f).endsWith('.parquet'));
 
-/** The one JSON object `run --json` prints. */
-function reportOf(stdout: string): RunReport {
-  const lines = stdout.trim().split('\n');
-  expect(lines).toHaveLength(1);
-  return JSON.parse(lines[0] as string) as RunReport;
-}
-
 describe('avalake run --json', () => {
   it('extracts, builds and tests, and its summary matches the lake and the warehouse', async () => {
     emulator = await startEmulator();
@@ -44,7 +37,7 @@ describe('avalake run --json', () => {
       json: true,
     });
     expect(code, stderr).toBe(0);
-    const report = reportOf(stdout);
+    const report = runReportOf(stdout);
     expect(report).toMatchObject({ status: 'ok', exitCode: 0, dataDir: w.dataDir, pipeline: w.pipelinePath });
     expect(report.failedStep).toBeUndefined();
     expect(report.runId).toMatch(/^[0-9a-f-]{36}$/);
@@ -93,7 +86,7 @@ describe('avalake run --json', () => {
     expect(report.test.passed).toContain('unique stg_rewards (utxo_id)');
 
     // A second run finds nothing new on a fixed clock: few requests, no rows, still builds and tests.
-    const again = reportOf(
+    const again = runReportOf(
       (await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true })).stdout,
     );
     expect(again.status).toBe('ok');
@@ -105,7 +98,7 @@ describe('avalake run --json', () => {
     // A warehouse that is no DuckDB file (damaged, or overwritten) is built again from the generation
     // before it, and the report says so beside a build that succeeded.
     writeFileSync(join(w.dataDir, 'warehouse.duckdb'), 'not a database\n');
-    const repaired = reportOf(
+    const repaired = runReportOf(
       (await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true })).stdout,
     );
     expect(repaired).toMatchObject({ status: 'ok', build: { status: 'ok' } });
@@ -124,7 +117,7 @@ describe('avalake run --json', () => {
       maxAge: ['0s'],
     });
     expect(stale.code).toBe(1);
-    const staleReport = reportOf(stale.stdout);
+    const staleReport = runReportOf(stale.stdout);
     expect(staleReport).toMatchObject({ status: 'failed', failedStep: 'test', exitCode: 1 });
     expect(staleReport.extract.status).toBe('ok');
     expect(staleReport.build.status).toBe('ok');
@@ -155,7 +148,7 @@ describe('avalake run --json', () => {
     try {
       const locked = await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true });
       expect(locked.code).toBe(75);
-      expect(reportOf(locked.stdout)).toMatchObject({
+      expect(runReportOf(locked.stdout)).toMatchObject({
         status: 'locked',
         exitCode: 75,
         failedStep: 'extract',
@@ -196,7 +189,7 @@ describe('avalake run interrupted', () => {
     const code = await exited;
     expect(code, stderr).toBe(130);
     expect(stderr).not.toMatch(/\n\s+at /);
-    const report = reportOf(stdout);
+    const report = runReportOf(stdout);
     expect(report).toMatchObject({ status: 'interrupted', exitCode: 130, build: { status: 'not run' } });
     expect(existsSync(`${w.dataDir}/warehouse.duckdb`)).toBe(false);
     const interruptedRows = Object.values(report.extract.streams).reduce((n, s) => n + s.rows, 0);
@@ -213,7 +206,7 @@ describe('avalake run interrupted', () => {
     const pipeline = PipelineSchema.parse(JSON.parse(readFileSync(w.pipelinePath, 'utf8')));
     const again = await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true });
     expect(again.code, again.stderr).toBe(0);
-    const done = reportOf(again.stdout);
+    const done = runReportOf(again.stdout);
     expect(done).toMatchObject({ status: 'ok', build: { status: 'ok' }, test: { status: 'ok' } });
     const total = Object.values(done.extract.streams).reduce((n, s) => n + s.rows, 0);
     expect(interruptedRows + total).toBeGreaterThan(0);

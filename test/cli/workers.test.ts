@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { readLakeState } from '../../src/load/lake.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce, workersWorkspace } from '../helpers/extract.ts';
-import { lakeRows } from '../helpers/lake.ts';
+import { expectLakeAsReference } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 
@@ -91,15 +90,7 @@ it('three workers split a pipeline, one is SIGKILLed mid-run, a fourth finishes:
     expect(fourth.code, fourth.stderr).toBe(0);
 
     // The same rows as one process took, none twice.
-    const [workersLake, referenceLake] = await Promise.all([
-      lakeRows(w.dataDir, (await readLakeState(w.dataDir, catalog)).keys()),
-      lakeRows(reference, (await readLakeState(reference)).keys()),
-    ]);
-    expect(Object.keys(workersLake).sort()).toEqual(Object.keys(referenceLake).sort());
-    for (const stream of Object.keys(referenceLake)) {
-      expect(workersLake[stream]?.length, stream).toBe(referenceLake[stream]?.length);
-      expect(workersLake[stream], stream).toEqual(referenceLake[stream]);
-    }
+    await expectLakeAsReference(w.dataDir, reference, catalog);
 
     // Each partition's commits: one unbroken chain, whichever worker made each link.
     const { rows } = await db.query<{

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { partitionId, readLakeState } from '../../src/load/index.ts';
 import { queryRows, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
@@ -82,4 +83,28 @@ export async function lakeRows(
     rows[stream] = found.map(({ _snapshot_at: _, ...row }) => JSON.stringify(row)).sort();
   }
   return rows;
+}
+
+/** Data rows committed to the lake of `dataDir` (its commit log in `catalog` when given), every partition's. */
+export async function committedRows(dataDir: string, catalog?: string): Promise<number> {
+  let rows = 0;
+  for (const state of (await readLakeState(dataDir, catalog)).values())
+    for (const p of state.partitions.values()) rows += p.rows;
+  return rows;
+}
+
+/**
+ * Expects the lake of `dataDir` (its commit log in `catalog` when given) to hold the streams and rows of
+ * the lake of `reference`, lineage aside: what one uninterrupted run took, none twice.
+ */
+export async function expectLakeAsReference(dataDir: string, reference: string, catalog?: string) {
+  const [lake, wanted] = await Promise.all([
+    lakeRows(dataDir, (await readLakeState(dataDir, catalog)).keys()),
+    lakeRows(reference, (await readLakeState(reference)).keys()),
+  ]);
+  expect(Object.keys(lake).sort()).toEqual(Object.keys(wanted).sort());
+  for (const stream of Object.keys(wanted)) {
+    expect(lake[stream]?.length, stream).toBe(wanted[stream]?.length);
+    expect(lake[stream], stream).toEqual(wanted[stream]);
+  }
 }

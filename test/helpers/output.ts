@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 import { delimiter, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
+import type { RunReport } from '../../src/cli/run.ts';
+import { committedRows } from './lake.ts';
 
 /** Runs a command in-process and returns its exit code with what it wrote to stdout and stderr. */
 export async function captureOutput(
@@ -48,14 +50,20 @@ export function launcherEnv(env: Readonly<Record<string, string>> = {}): NodeJS.
 
 /**
  * Runs `avalake ARGS` as a real process, as a user does (through the launcher; the environment plus `env`,
- * no colour), and collects its output.
+ * no colour), and collects its output. `fileSizeKiB` limits every file it writes (ulimit -f): a write past
+ * it fails with EFBIG, as one on a full disk fails with ENOSPC, without a small file system to mount.
  */
 export function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  { fileSizeKiB }: { fileSizeKiB?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(LAUNCHER, args, {
+    const [command, commandArgs] =
+      fileSizeKiB === undefined
+        ? [LAUNCHER, args]
+        : ['sh', ['-c', `ulimit -f ${fileSizeKiB} && exec "$0" "$@"`, LAUNCHER, ...args]];
+    const child = spawn(command, commandArgs, {
       env: launcherEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -113,4 +121,37 @@ export async function startEmulatorProcess(
       return { ended, code: ended ? await exited : null };
     },
   };
+}
+
+/** The one JSON object `run --json` prints on stdout (exactly one line). */
+export function runReportOf(stdout: string): RunReport {
+  const lines = stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] as string) as RunReport;
+}
+
+/**
+ * Expects `run --json` to have stopped in its extract (a catalog, storage or device gone: exit 1, nothing
+ * built) and to report what committed before: some rows, no more than the lake of `dataDir` holds (its
+ * commit log in `catalog` when given). Returns the report.
+ */
+export async function expectExtractStopped(
+  result: CliResult,
+  dataDir: string,
+  catalog?: string,
+): Promise<RunReport> {
+  expect(result.code, result.stderr).toBe(1);
+  const report = runReportOf(result.stdout);
+  expect(report).toMatchObject({
+    status: 'failed',
+    exitCode: 1,
+    failedStep: 'extract',
+    extract: { status: 'failed' },
+    build: { status: 'not run', reason: 'the extract failed' },
+  });
+  const reported = Object.values(report.extract.streams).reduce((n, s) => n + s.rows, 0);
+  expect(reported).toBeGreaterThan(0);
+  expect(reported).toBeLessThanOrEqual(await committedRows(dataDir, catalog));
+  expect(result.stderr).not.toMatch(/^\s+at\s/m);
+  return report;
 }

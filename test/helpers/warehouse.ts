@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { WAREHOUSE_FILE } from '../../src/warehouse/build.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
@@ -20,7 +21,7 @@ export function scaled(units: bigint, scale: number): string {
  * Two warehouse files side by side: each main table or view (`name TYPE`), its rows, and the rows only
  * one of the two has (counted with duplicates). Equal warehouses have the same names and no such rows.
  */
-export async function warehouseDifferences(
+async function warehouseDifferences(
   a: string,
   b: string,
 ): Promise<{ names: string[]; otherNames: string[]; tables: Record<string, unknown>[] }> {
@@ -48,4 +49,15 @@ export async function warehouseDifferences(
     }
     return { names, otherNames: await namesIn('b'), tables };
   });
+}
+
+/**
+ * Expects two warehouse files to hold the same tables and views with the same rows (duplicates counted);
+ * returns their names (`name TYPE`) for what a test expects among them.
+ */
+export async function expectSameWarehouse(a: string, b: string): Promise<string[]> {
+  const { names, otherNames, tables } = await warehouseDifferences(a, b);
+  expect(names).toEqual(otherNames);
+  for (const t of tables) expect(t).toEqual({ table: t.table, rows: t.rows, only_a: '0', only_b: '0' });
+  return names;
 }

@@ -20,7 +20,7 @@ import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
-import { warehouseDifferences } from '../helpers/warehouse.ts';
+import { expectSameWarehouse } from '../helpers/warehouse.ts';
 
 /**
  * `avalake build` as a reader and a cron job see it: a notebook holding the warehouse open never gets an
@@ -218,13 +218,11 @@ describe('avalake build', () => {
     cpSync(join(incremental, 'lake'), join(scratch, 'lake'), { recursive: true });
     await buildWarehouse({ dataDir: scratch, modelsDir: MODELS });
 
-    const { names, otherNames, tables } = await warehouseDifferences(
+    const names = await expectSameWarehouse(
       join(incremental, 'warehouse.duckdb'),
       join(scratch, 'warehouse.duckdb'),
     );
-    expect(names).toEqual(otherNames);
     expect(names.length).toBeGreaterThan(CORE_STREAMS.length);
-    for (const t of tables) expect(t).toEqual({ table: t.table, rows: t.rows, only_a: '0', only_b: '0' });
   });
 
   it('a model cycle and an unknown --select name are exit 2, with a message naming them', async () => {

@@ -1,16 +1,15 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, linkSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { queryWarehouse, warehouseDifferences } from '../helpers/warehouse.ts';
+import { expectSameWarehouse, queryWarehouse } from '../helpers/warehouse.ts';
 
 /**
  * Each build brings the warehouse's previous generation up to date and swaps it in, instead of copying
@@ -35,9 +34,16 @@ const INCREMENTAL = new Set(
     .map((m) => m.name),
 );
 
+/** Workspaces of the test that ran, removed after it. */
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A demo workspace with its first extract; `more()` moves the world an hour and extracts again. */
 async function extracted() {
   const w = demoWorkspace(emulator);
+  made.push(w.dir);
   const more = async () => {
     expect((await extractOnce(w.pipelinePath, w.dataDir, { streams: STREAMS })).status).toBe('ok');
   };
@@ -101,108 +107,86 @@ async function readerOf(path: string) {
 
 it('each build starts from the generation before the last, written in place, not copied; the tables equal a build from scratch', async () => {
   const w = await extracted();
-  try {
-    expect((await w.build()).startedFrom).toBe('scratch');
-    const first = inode(w.warehouse);
-    expect(readdirSync(w.dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
+  expect((await w.build()).startedFrom).toBe('scratch');
+  const first = inode(w.warehouse);
+  expect(readdirSync(w.dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
 
-    await w.more();
-    expect((await w.build()).startedFrom).toBe('copy');
-    const second = inode(w.warehouse);
-    expect(second).not.toBe(first);
-    expect(inode(w.previous)).toBe(first);
+  await w.more();
+  expect((await w.build()).startedFrom).toBe('copy');
+  const second = inode(w.warehouse);
+  expect(second).not.toBe(first);
+  expect(inode(w.previous)).toBe(first);
 
-    // The first build's file catches up on two extracts and is the warehouse again.
-    await w.more();
-    const third = await w.build();
-    expect(third.startedFrom).toBe('previous');
-    expect(inode(w.warehouse)).toBe(first);
-    expect(inode(w.previous)).toBe(second);
-    expect(fullyRebuilt(third)).toEqual([]);
-    expect(
-      third.built.filter((b) => INCREMENTAL.has(b.name) && b.mode === 'incremental').length,
-    ).toBeGreaterThan(0);
+  // The first build's file catches up on two extracts and is the warehouse again.
+  await w.more();
+  const third = await w.build();
+  expect(third.startedFrom).toBe('previous');
+  expect(inode(w.warehouse)).toBe(first);
+  expect(inode(w.previous)).toBe(second);
+  expect(fullyRebuilt(third)).toEqual([]);
+  expect(
+    third.built.filter((b) => INCREMENTAL.has(b.name) && b.mode === 'incremental').length,
+  ).toBeGreaterThan(0);
 
-    const scratch = join(mkdtempSync(join(tmpdir(), 'avalake-scratch-')), 'data');
-    cpSync(join(w.dataDir, 'lake'), join(scratch, 'lake'), { recursive: true });
-    await buildWarehouse({ dataDir: scratch });
-    const { names, otherNames, tables } = await warehouseDifferences(
-      w.warehouse,
-      join(scratch, 'warehouse.duckdb'),
-    );
-    expect(names).toEqual(otherNames);
-    expect(names.length).toBeGreaterThan(4);
-    for (const t of tables) expect(t).toEqual({ table: t.table, rows: t.rows, only_a: '0', only_b: '0' });
-    rmSync(scratch, { recursive: true, force: true });
-  } finally {
-    rmSync(w.dir, { recursive: true, force: true });
-  }
+  const scratch = join(w.dir, 'scratch');
+  cpSync(join(w.dataDir, 'lake'), join(scratch, 'lake'), { recursive: true });
+  await buildWarehouse({ dataDir: scratch });
+  const names = await expectSameWarehouse(w.warehouse, join(scratch, 'warehouse.duckdb'));
+  expect(names.length).toBeGreaterThan(4);
 }, 120_000);
 
 it('a reader still holding the previous generation makes the build copy instead; the reader reads on, undisturbed', async () => {
   const w = await extracted();
+  await w.build();
+  // A notebook opens the warehouse, and keeps it open across the next two builds.
+  const reader = await readerOf(w.warehouse);
+  const held = inode(w.warehouse);
   try {
-    await w.build();
-    // A notebook opens the warehouse, and keeps it open across the next two builds.
-    const reader = await readerOf(w.warehouse);
-    const held = inode(w.warehouse);
-    try {
-      await w.more();
-      await w.build();
-      expect(inode(w.previous)).toBe(held);
-      await w.more();
-      const copied = await w.build();
-      expect(copied.startedFrom).toBe('copy');
-      expect(inode(w.warehouse)).not.toBe(held);
-      expect(await reader.rows()).toBe(reader.opened);
-      const [now] = await queryWarehouse(w.dataDir, 'select count(*)::varchar as n from _lake.model_files');
-      expect(Number(now?.n)).toBeGreaterThan(Number(reader.opened));
-    } finally {
-      await reader.close();
-    }
-    // Once nobody holds it, the previous generation is used again.
     await w.more();
-    expect((await w.build()).startedFrom).toBe('previous');
+    await w.build();
+    expect(inode(w.previous)).toBe(held);
+    await w.more();
+    const copied = await w.build();
+    expect(copied.startedFrom).toBe('copy');
+    expect(inode(w.warehouse)).not.toBe(held);
+    expect(await reader.rows()).toBe(reader.opened);
+    const [now] = await queryWarehouse(w.dataDir, 'select count(*)::varchar as n from _lake.model_files');
+    expect(Number(now?.n)).toBeGreaterThan(Number(reader.opened));
   } finally {
-    rmSync(w.dir, { recursive: true, force: true });
+    await reader.close();
   }
+  // Once nobody holds it, the previous generation is used again.
+  await w.more();
+  expect((await w.build()).startedFrom).toBe('previous');
 }, 120_000);
 
 it('never writes the warehouse in place: the same file under both names (a build killed before its swap) is copied', async () => {
   const w = await extracted();
-  try {
-    await w.build();
-    // What a build killed between keeping the previous generation and its swap leaves.
-    linkSync(w.warehouse, w.previous);
-    const before = { inode: inode(w.warehouse), sha256: sha256(w.warehouse) };
-    await w.more();
-    const result = await w.build();
-    expect(result.startedFrom).toBe('copy');
-    expect(inode(w.warehouse)).not.toBe(before.inode);
-    // The old warehouse, kept as the previous generation, is as it was.
-    expect({ inode: inode(w.previous), sha256: sha256(w.previous) }).toEqual(before);
-  } finally {
-    rmSync(w.dir, { recursive: true, force: true });
-  }
+  await w.build();
+  // What a build killed between keeping the previous generation and its swap leaves.
+  linkSync(w.warehouse, w.previous);
+  const before = { inode: inode(w.warehouse), sha256: sha256(w.warehouse) };
+  await w.more();
+  const result = await w.build();
+  expect(result.startedFrom).toBe('copy');
+  expect(inode(w.warehouse)).not.toBe(before.inode);
+  // The old warehouse, kept as the previous generation, is as it was.
+  expect({ inode: inode(w.previous), sha256: sha256(w.previous) }).toEqual(before);
 }, 120_000);
 
 it('--select starts from a copy of the last build; a deleted warehouse is built from scratch and its previous generation dropped', async () => {
   const w = await extracted();
-  try {
-    await w.build();
-    await w.more();
-    await w.build();
-    await w.more();
-    const selected = await w.build('stg_metrics+');
-    expect(selected.startedFrom).toBe('copy');
-    expect(selected.kept.length).toBeGreaterThan(0);
+  await w.build();
+  await w.more();
+  await w.build();
+  await w.more();
+  const selected = await w.build('stg_metrics+');
+  expect(selected.startedFrom).toBe('copy');
+  expect(selected.kept.length).toBeGreaterThan(0);
 
-    rmSync(w.warehouse);
-    const scratch = await w.build();
-    expect(scratch.startedFrom).toBe('scratch');
-    expect(scratch.built.every((b) => b.mode === 'full')).toBe(true);
-    expect(readdirSync(w.dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
-  } finally {
-    rmSync(w.dir, { recursive: true, force: true });
-  }
+  rmSync(w.warehouse);
+  const scratch = await w.build();
+  expect(scratch.startedFrom).toBe('scratch');
+  expect(scratch.built.every((b) => b.mode === 'full')).toBe(true);
+  expect(readdirSync(w.dataDir).sort()).toEqual(['lake', 'warehouse.duckdb']);
 }, 120_000);
