@@ -49,6 +49,7 @@ import { folderOf } from '../src/load/storage.ts';
 import { buildWarehouse, MODELS_AT_ONCE } from '../src/warehouse/build.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../src/warehouse/duckdb.ts';
 import { loadModels, type Model } from '../src/warehouse/models.ts';
+import { median, ratio } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -297,13 +298,11 @@ async function cronBuilds(rounds = 6) {
       `${String(round).padEnd(6)} ${row.from.padEnd(13)} ${pad(row.seconds.toFixed(2), 8)} ${pad(row.mb.toFixed(0), 11)}  ${slowest.join(', ')}`,
     );
   }
-  const median = (values: number[]) =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
   const of = (from: string, key: 'seconds' | 'mb') =>
     median(rows.filter((r) => r.from === from).map((r) => r[key]));
   console.log(
-    `previous / copy     seconds ${(of('previous', 'seconds') / of('copy', 'seconds')).toFixed(2)}×, ` +
-      `MB written ${(of('previous', 'mb') / of('copy', 'mb')).toFixed(2)}× (medians)`,
+    `previous / copy     seconds ${ratio(of('previous', 'seconds'), of('copy', 'seconds'))}, ` +
+      `MB written ${ratio(of('previous', 'mb'), of('copy', 'mb'))} (medians)`,
   );
 }
 

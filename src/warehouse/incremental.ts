@@ -122,17 +122,9 @@ export const isKeepableWhole = (model: Model): boolean =>
  * an unchanged snapshot. What it reads from other models is the caller's to check (they must be unchanged).
  */
 export async function keepsWhole(db: DuckDBConnection, model: Model, lake: LakeSources): Promise<boolean> {
-  if (!(await sameSql(db, model))) return false;
-  const stream = model.lakeStreams[0];
-  if (stream === undefined) return true;
-  const { fresh, gone } = await traceHeld(db, model, lake);
-  if (fresh.length > 0 || gone.length > 0) return false;
-  const [confirmed] = await queryRows(
-    db,
-    `select through_ms from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`,
-  );
-  const newest = await newestConfirmation(db, stream);
-  return newest === undefined || (confirmed?.through_ms != null && newest <= Number(confirmed.through_ms));
+  if (model.lakeStreams.length === 0) return sameSql(db, model);
+  // What an incremental model with nothing to add would be: the same SQL, files and confirmations.
+  return (await planIncremental(db, model, lake, true)).kind === 'unchanged';
 }
 
 /** The live files of its stream the model does not hold, and the files it holds that are no longer live. */
