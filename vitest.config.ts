@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/temp-root.ts'],
     // Two cores here: run files in two forks and give emulator walks room.
     pool: 'forks',
     maxWorkers: 2,
