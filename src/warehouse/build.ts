@@ -5,6 +5,7 @@ import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../lo
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import {
   applyDelta,
+  applyIncrementalAfter,
   applyIncrementalBy,
   attachScratch,
   catchesUpAsCheaply,
@@ -14,9 +15,11 @@ import {
   isKeepableWhole,
   keepsWhole,
   noChanges,
+  nothingBuilt,
   planIncremental,
   recordHeld,
   recordSql,
+  recordThrough,
   sameSql,
 } from './incremental.ts';
 import { writePartitions } from './lake-partitions.ts';
@@ -27,6 +30,7 @@ import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
 import { forgetPrevious, keepAsPrevious, previousOf, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
+import { withThis } from './templates.ts';
 
 export { DEFAULT_MODELS_DIR, WAREHOUSE_FILE } from './paths.ts';
 
@@ -333,7 +337,11 @@ function serially(): <T>(work: () => Promise<T>) => Promise<T> {
   };
 }
 
-/** Builds one model: an incremental one from its new files where it can, any other from scratch. */
+/**
+ * Builds one model: an incremental one from its new files, an `incremental_by` one for the values its
+ * source's new rows touch, an `incremental_after` one by extending its last build with its source's later
+ * rows, where each can; one built whole and kept while nothing it reads changed; any other from scratch.
+ */
 async function buildModel(
   db: DuckDBConnection,
   model: Model,
@@ -372,12 +380,27 @@ async function buildModel(
   const source = by && modeOf(outcomes.get(by.source));
   if (by && isTable && (source === 'incremental' || source === 'unchanged') && (await sameSql(db, model)))
     return applyIncrementalBy(db, { ...model, incrementalBy: by }, withLake(model.sql, lake));
+  const after = model.incrementalAfter && { ...model, incrementalAfter: model.incrementalAfter };
+  const ordered = after && modeOf(outcomes.get(after.incrementalAfter.source));
+  if (
+    after &&
+    isTable &&
+    (ordered === 'incremental' || ordered === 'unchanged') &&
+    (await sameSql(db, model))
+  ) {
+    const mode = await applyIncrementalAfter(db, after, withLake(model.sql, lake), ordered, (relation) =>
+      bookkeeping(() => recordThrough(db, after, relation)),
+    );
+    if (mode) return mode;
+  }
   await dropObject(db, model.name);
   const kind = model.materialized === 'table' ? 'table' : 'view';
-  await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${withLake(model.sql, lake)}`);
+  const sql = withThis(withLake(model.sql, lake), nothingBuilt(model));
+  await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${sql}`);
   if (model.incremental || isKeepableWhole(model)) await bookkeeping(() => recordHeld(db, model, lake));
   else await bookkeeping(() => forgetHeld(db, model));
-  if (model.incrementalBy) await bookkeeping(() => recordSql(db, model));
+  if (model.incrementalBy || after) await bookkeeping(() => recordSql(db, model));
+  if (after) await bookkeeping(() => recordThrough(db, after));
   return 'full';
 }
 

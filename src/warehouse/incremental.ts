@@ -4,6 +4,7 @@ import type { LiveFile } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
 import { dataFilesOf, type LakeSources } from './lake-sources.ts';
 import type { Model } from './models.ts';
+import { withThis } from './templates.ts';
 
 /**
  * Incremental models (`-- incremental: true`): the warehouse remembers which lake files each one holds
@@ -32,6 +33,11 @@ export async function ensureBookkeeping(db: DuckDBConnection) {
   // The newest snapshot confirmation (ms) an incremental model has read again; null: none yet.
   await db.run(
     'create table if not exists _lake.model_confirmed (model varchar primary key, through_ms bigint)',
+  );
+  // The newest value of its source's order column an `incremental_after` model has read, as text, and
+  // that column's type, to cast it back.
+  await db.run(
+    'create table if not exists _lake.model_through (model varchar primary key, through varchar, type varchar)',
   );
 }
 
@@ -113,6 +119,7 @@ export const isKeepableWhole = (model: Model): boolean =>
   model.materialized === 'table' &&
   !model.incremental &&
   !model.incrementalBy &&
+  !model.incrementalAfter &&
   model.lakeStreams.length <= 1 &&
   !/\b_lake\./.test(model.sql);
 
@@ -232,6 +239,76 @@ export async function applyIncrementalBy(
   return 'incremental';
 }
 
+type ExtendingModel = Model & { incrementalAfter: NonNullable<Model['incrementalAfter']> };
+
+/**
+ * Extends an `incremental_after` model by its source's rows later than the newest it read: the model's
+ * SQL reads them under the source's name (DuckDB looks in temp first) and its own rows through `{{ this }}`,
+ * and the rows it computes replace those of their keys (`applyDelta`). Undefined when it cannot, and the
+ * model is to be built whole: nothing recorded of what it read (built before this was recorded), or a
+ * row the source changed in this build that is not later than that (out of order, or read again).
+ */
+export async function applyIncrementalAfter(
+  db: DuckDBConnection,
+  model: ExtendingModel,
+  sql: string,
+  source: 'incremental' | 'unchanged',
+  /** Records the newest value of the order column in a relation (`recordThrough`). */
+  record: (relation: string) => Promise<void>,
+): Promise<'incremental' | 'unchanged' | undefined> {
+  const [read] = await queryRows(
+    db,
+    `select through, type from _lake.model_through where model = ${quoteLiteral(model.name)}`,
+  );
+  if (!read) return undefined;
+  const column = quoteIdent(model.incrementalAfter.column);
+  const bound = `cast(${quoteLiteral(String(read.through))} as ${read.type})`;
+  const name = quoteIdent(model.incrementalAfter.source);
+  if (source === 'incremental') {
+    const [late] = await queryRows(
+      db,
+      `select count(*) as n from ${changedRowsOf(model.incrementalAfter.source)} where not (${column} > ${bound}) or ${column} is null`,
+    );
+    if (Number(late?.n) > 0) return undefined;
+  }
+  await db.run(`create temp table ${name} as select * from main.${name} where ${column} > ${bound}`);
+  try {
+    const [later] = await queryRows(db, `select count(*) as n from temp.${name}`);
+    if (Number(later?.n) === 0) {
+      await noChanges(db, model);
+      return 'unchanged';
+    }
+    await applyDelta(db, model, withThis(sql, `main.${quoteIdent(model.name)}`));
+    // All of them later than what it had read: the newest of them is the newest it has read now.
+    await record(`temp.${name}`);
+    return 'incremental';
+  } finally {
+    await db.run(`drop table temp.${name}`);
+  }
+}
+
+/** What `{{ this }}` is when a model is built whole: an empty table of its documented columns. */
+export const nothingBuilt = (model: Model): string =>
+  `(select ${model.columns.map((c) => `null as ${quoteIdent(c.name)}`).join(', ')} where false)`;
+
+/**
+ * Records the newest value of its order column an `incremental_after` model has now read: the newest in
+ * `relation` (by default its whole source; none when that is empty, and the next build builds it whole).
+ */
+export async function recordThrough(
+  db: DuckDBConnection,
+  model: ExtendingModel,
+  relation = `main.${quoteIdent(model.incrementalAfter.source)}`,
+) {
+  const name = quoteLiteral(model.name);
+  const column = quoteIdent(model.incrementalAfter.column);
+  await db.run(`delete from _lake.model_through where model = ${name}`);
+  await db.run(
+    `insert into _lake.model_through select ${name}, cast(max(${column}) as varchar), typeof(max(${column}))
+     from ${relation} having max(${column}) is not null`,
+  );
+}
+
 /**
  * Records what the model now holds: every live file of its stream (a model over other models: none), the
  * newest confirmation of that stream, and the SQL it was built with.
@@ -274,4 +351,5 @@ export async function forgetHeld(db: DuckDBConnection, model: Model) {
   await db.run(`delete from _lake.model_files where model = ${quoteLiteral(model.name)}`);
   await db.run(`delete from _lake.model_sql where model = ${quoteLiteral(model.name)}`);
   await db.run(`delete from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`);
+  await db.run(`delete from _lake.model_through where model = ${quoteLiteral(model.name)}`);
 }

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import { expandTemplates, lakeStreamsOf } from './templates.ts';
+import { expandTemplates, lakeStreamsOf, readsThis } from './templates.ts';
 
 /** How a model is stored in the warehouse. */
 export type Materialization = 'view' | 'table';
@@ -38,6 +38,13 @@ export interface Model {
    * whose `expression` has that value, so a build recomputes only the values the source's new rows touch.
    */
   incrementalBy?: { column: string; expression: string; source: string };
+  /**
+   * `-- incremental_after: snapshot_at from stg_validators`: the source's rows arrive in `column` order,
+   * and the model extends what it built from the rows it read before (its own rows, `{{ this }}`) with
+   * the rows later than those, replacing the rows of its key it computes. A build whose source brings a
+   * row not later than every row the model read (out of order, or read again) builds it whole.
+   */
+  incrementalAfter?: { column: string; source: string };
   /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
   lakeStreams: string[];
   /** Other models it selects from, found in its SQL. */
@@ -84,11 +91,13 @@ export class ModelError extends Error {
  *   -- unique: col[, col]              (the key; also implies not null)
  *   -- incremental: true               (rows are each key's newest version: a build adds only new files)
  *   -- incremental_by: col = expr from model   (rows of one col value come from the model's rows with that expr)
+ *   -- incremental_after: col from model       (extends its own rows, {{ this }}, by the model's rows later in col)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
  *   -- optional: model (col type[, col type])   (read as empty with those columns when it is not built)
  *   -- column: name: what it means
- * The SQL may use the templates of templates.ts: `{{ lake('stream') }}`, `{{ newest('relation', 'key') }}`.
+ * The SQL may use the templates of templates.ts: `{{ lake('stream') }}`, `{{ newest('relation', 'key') }}`,
+ * and, in a model marked `incremental_after`, `{{ this }}`.
  */
 export function parseModel(path: string, root: string): Model {
   const { sql, problem } = expandTemplates(readFileSync(path, 'utf8'));
@@ -135,6 +144,10 @@ export function parseModel(path: string, root: string): Model {
       const m = /^([a-z_][a-z0-9_]*)\s*=\s*(.+?)\s+from\s+([a-z_][a-z0-9_]*)$/.exec(value.trim());
       if (!m) throw new ModelError(`${path}: incremental_by needs "column = expression from model"`);
       model.incrementalBy = { column: m[1] as string, expression: m[2] as string, source: m[3] as string };
+    } else if (key === 'incremental_after') {
+      const m = /^([a-z_][a-z0-9_]*)\s+from\s+([a-z_][a-z0-9_]*)$/.exec(value.trim());
+      if (!m) throw new ModelError(`${path}: incremental_after needs "column from model"`);
+      model.incrementalAfter = { column: m[1] as string, source: m[2] as string };
     } else if (key === 'unique') model.unique = list(value);
     else if (key === 'not_null') model.notNull = list(value);
     else if (key === 'accepted_values') {
@@ -160,6 +173,18 @@ export function parseModel(path: string, root: string): Model {
   )
     throw new ModelError(
       `${path}: an incremental model reads one lake stream, declares its key with "-- unique:" and is a table`,
+    );
+  if (readsThis(sql) && !model.incrementalAfter)
+    throw new ModelError(
+      `${path}: {{ this }} (the model's rows as the last build left them) is for a model marked "-- incremental_after: column from model"`,
+    );
+  if (model.incrementalAfter && (model.unique.length === 0 || model.materialized !== 'table'))
+    throw new ModelError(
+      `${path}: an incremental_after model declares its key with "-- unique:" (the rows it replaces) and is a table`,
+    );
+  if (model.incrementalAfter && model.columns.length === 0)
+    throw new ModelError(
+      `${path}: an incremental_after model documents every column ("-- column: name: meaning"): built whole, {{ this }} is an empty table of those columns`,
     );
   return model;
 }
@@ -199,6 +224,9 @@ export function loadModels(root: string): Model[] {
       throw new ModelError(
         `${m.path}: incremental_by must name the one model it reads, an incremental one (-- incremental: true)`,
       );
+    // Its source may be a model built whole (a hand-written one, in a test): it is then built whole too.
+    if (m.incrementalAfter && !(m.dependsOn.length === 1 && m.dependsOn[0] === m.incrementalAfter.source))
+      throw new ModelError(`${m.path}: incremental_after must name the one model it reads`);
   }
   return models;
 }

@@ -3,14 +3,17 @@
  *   {{ lake('stream') }}                the stream's committed rows, filled in at build time (`withLake`)
  *   {{ newest('relation', 'k1, k2') }}  the relation's newest version of each key, expanded when the
  *                                       model is read
+ *   {{ this }}                          the model's own rows as the last build left them (a model marked
+ *                                       `-- incremental_after:` only), filled in at build time (`withThis`)
  * The staging models keep one row per key through `newest`, so how a version is chosen is written once.
  */
 
 const LAKE_REF = /\{\{\s*lake\(\s*'([a-z0-9_]+)'\s*\)\s*\}\}/g;
 const NEWEST_REF = /\{\{\s*newest\(\s*'([^']*)'\s*,\s*'([^']*)'\s*\)\s*\}\}/g;
-const ANY_REF = /\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*\(/;
+const THIS_REF = /\{\{\s*this\s*\}\}/g;
+const ANY_REF = /\{\{\s*[A-Za-z_][A-Za-z0-9_]*\s*(\(|\}\})/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const USAGE = "templates are {{ lake('stream') }} and {{ newest('relation', 'key[, key]') }}";
+const USAGE = "templates are {{ lake('stream') }}, {{ newest('relation', 'key[, key]') }} and {{ this }}";
 
 /** The streams a model's SQL reads through `{{ lake('<stream>') }}`, each once, in order. */
 export const lakeStreamsOf = (sql: string): string[] => [
@@ -20,6 +23,12 @@ export const lakeStreamsOf = (sql: string): string[] => [
 /** Replaces each `{{ lake('<stream>') }}` by the relation `read(stream)` returns. */
 export const replaceLakeRefs = (sql: string, read: (stream: string) => string): string =>
   sql.replace(LAKE_REF, (_, stream: string) => read(stream));
+
+/** Whether a model's SQL reads its own rows through `{{ this }}`. */
+export const readsThis = (sql: string): boolean => sql.search(THIS_REF) >= 0;
+
+/** Replaces each `{{ this }}` by `relation`: the model's table, or an empty stand-in when built whole. */
+export const withThis = (sql: string, relation: string): string => sql.replace(THIS_REF, () => relation);
 
 /**
  * The relation's rows, one per key: the version read last (`_extracted_at desc`). Versions read at the
@@ -58,7 +67,10 @@ export function expandTemplates(sql: string): { sql: string; problem?: string } 
     return call;
   });
   if (problem) return { sql, problem };
-  const rest = replaceLakeRefs(expanded, () => 'lake');
+  const rest = withThis(
+    replaceLakeRefs(expanded, () => 'lake'),
+    'this',
+  );
   const unknown = ANY_REF.exec(rest);
   if (unknown) return { sql, problem: `"${lineAt(rest, unknown.index).trim()}": ${USAGE}` };
   return { sql: expanded };

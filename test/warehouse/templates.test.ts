@@ -106,3 +106,56 @@ describe("{{ newest('relation', 'key') }}", () => {
     expect(() => loadModels(models)).toThrow(/stg_bad\.sql: .*newest\('\w+', 'key\[, key\]'\)/);
   });
 });
+
+describe('{{ this }} and incremental_after', () => {
+  const source =
+    "-- description: s\n-- unique: id\n-- incremental: true\nselect * from {{ lake('rewards') }}\n";
+  const other = "-- description: o\nselect * from {{ lake('utxos') }}\n";
+  const mart = (header: string, from = 'stg_s') =>
+    `-- description: m\n${header}-- column: id: the key\nselect id from ${from} union all select id from {{ this }}\n`;
+
+  it('reads a model marked incremental_after: its source, and its own rows', () => {
+    const models = loadModels(
+      modelsDir({
+        'staging/stg_s.sql': source,
+        'marts/m.sql': mart('-- unique: id\n-- incremental_after: id from stg_s\n'),
+      }),
+    );
+    const m = models.find((x) => x.name === 'm');
+    expect(m?.incrementalAfter).toEqual({ column: 'id', source: 'stg_s' });
+    expect(m?.dependsOn).toEqual(['stg_s']);
+  });
+
+  it.each([
+    [
+      '{{ this }} without incremental_after',
+      mart('-- unique: id\n'),
+      /m\.sql: \{\{ this \}\} .* "-- incremental_after: column from model"/,
+    ],
+    [
+      'no key',
+      mart('-- incremental_after: id from stg_s\n'),
+      /m\.sql: an incremental_after model declares its key/,
+    ],
+    [
+      'a second model read',
+      mart('-- unique: id\n-- incremental_after: id from stg_s\n', 'stg_s, stg_o'),
+      /m\.sql: incremental_after must name the one model it reads/,
+    ],
+    [
+      'a malformed header',
+      mart('-- unique: id\n-- incremental_after: stg_s.id\n'),
+      /incremental_after needs "column from model"/,
+    ],
+    [
+      'no documented columns',
+      mart('-- unique: id\n-- incremental_after: id from stg_s\n').replace('-- column: id: the key\n', ''),
+      /documents every column/,
+    ],
+    ['{{ self }}', '-- description: m\nselect * from {{ self }}\n', /templates are .*\{\{ this \}\}/],
+  ])('refuses %s (ModelError, exit 2)', (_, sql, says) => {
+    const models = modelsDir({ 'staging/stg_s.sql': source, 'staging/stg_o.sql': other, 'marts/m.sql': sql });
+    expect(() => loadModels(models)).toThrow(ModelError);
+    expect(() => loadModels(models)).toThrow(says);
+  });
+});

@@ -1,9 +1,12 @@
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
-import { buildWarehouse } from '../../src/warehouse/build.ts';
-import { queryWarehouse } from '../helpers/warehouse.ts';
+import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
+import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
+import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
+import { expectSameWarehouse, queryWarehouse } from '../helpers/warehouse.ts';
 
 /**
  * validators_history over a hand-written stg_validators (no lake): each version of a validator's state
@@ -88,3 +91,73 @@ select * from (values ${rows.join(',\n')}) as t(network, subnet, node_id, snapsh
     },
   ]);
 });
+
+/**
+ * validators_history against the emulator's validators, extract after extract, the world and avalake's
+ * clock moved a few days each time, so that validations end, start and gain delegations between builds.
+ */
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator();
+});
+afterAll(() => emulator.close());
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const DAY = 86_400;
+const modeOf = (result: BuildResult, name: string) => result.built.find((b) => b.name === name)?.mode;
+
+it('validators_history extends the last build with the new snapshots alone, to the table a build from scratch makes; an older snapshot arriving late rebuilds it whole', async () => {
+  const w = demoWorkspace(emulator);
+  // avalake stamps each snapshot with its own clock: it moves with the world's.
+  vi.useFakeTimers({ toFake: ['Date'] });
+  let now = TEST_EPOCH;
+  const step = async (days: number, at = now + days * DAY) => {
+    emulator.advance(days * DAY);
+    now += days * DAY;
+    vi.setSystemTime(at * 1000);
+    expect((await extractOnce(w.pipelinePath, w.dataDir, { streams: 'validators' })).status).toBe('ok');
+    return buildWarehouse({ dataDir: w.dataDir });
+  };
+  const historyOf = () =>
+    queryWarehouse(
+      w.dataDir,
+      `select count(*) as versions, count(*) filter (where not is_current) as closed,
+              count(distinct node_id) as validators, sum(count_snapshots) as observations
+       from validators_history`,
+    );
+
+  expect(modeOf(await step(0), 'validators_history')).toBe('full');
+  const [first] = await historyOf();
+  const extended: BuildResult[] = [];
+  for (let i = 0; i < 3; i++) extended.push(await step(3));
+  for (const result of extended) {
+    expect(modeOf(result, 'stg_validators')).toBe('incremental');
+    expect(modeOf(result, 'validators_history')).toBe('incremental');
+  }
+  const [last] = await historyOf();
+  // The extensions closed versions and opened new ones, not only counted snapshots.
+  expect(Number(last?.closed)).toBeGreaterThan(Number(first?.closed));
+  expect(Number(last?.versions)).toBeGreaterThan(Number(first?.versions));
+  const [stored] = await queryWarehouse(w.dataDir, 'select count(*) as n from stg_validators');
+  expect(last?.observations).toBe(stored?.n);
+
+  const compare = async () => {
+    const extendedFile = join(w.dir, 'extended.duckdb');
+    copyFileSync(join(w.dataDir, 'warehouse.duckdb'), extendedFile);
+    await buildWarehouse({ dataDir: w.dataDir, fromScratch: true });
+    await expectSameWarehouse(extendedFile, join(w.dataDir, 'warehouse.duckdb'));
+  };
+  await compare();
+
+  // A snapshot stamped before the newest one the history read (a host whose clock is behind): the
+  // history cannot extend past it, and is built whole, the same as from scratch.
+  const late = await step(1, now - 2 * DAY);
+  expect(modeOf(late, 'stg_validators')).toBe('incremental');
+  expect(modeOf(late, 'validators_history')).toBe('full');
+  await compare();
+  // And it extends again after.
+  expect(modeOf(await step(1), 'validators_history')).toBe('incremental');
+  await compare();
+}, 240_000);

@@ -36,8 +36,10 @@ staking_transactions as (
     select * from stg_staking_transactions
 ),
 
-validators as (
-    select * from stg_validators
+-- The validators snapshots as versions (one row per validator state, not one per snapshot: a year of
+-- runs every 15 minutes is ~35,000 snapshots).
+validator_versions as (
+    select * from validators_history
 ),
 
 -- Reward subjects (node ids and addresses) and when their rewards were last read.
@@ -78,10 +80,13 @@ candidates as (
         and tx_type in ('AddValidatorTx', 'AddPermissionlessValidatorTx', 'AddDelegatorTx', 'AddPermissionlessDelegatorTx')
     union all
     select network, tx_id, 'validation', node_id, null, weight, started_at, ends_at
-    from validators
+    from validator_versions
     where subnet = 'primary'
         and tx_id is not null
-        and ends_at <= (select max(v.snapshot_at) from validators as v where v.network = validators.network)
+        -- ended by the network's newest snapshot
+        and ends_at <= (
+            select max(v.last_seen_at) from validator_versions as v where v.network = validator_versions.network
+        )
 ),
 
 periods as (

@@ -1,5 +1,6 @@
 -- description: Validators as a history: one row per version of a validator's state, valid from the snapshot it was first seen in that state until the snapshot it was gone or changed.
 -- unique: network, subnet, node_id, valid_from
+-- incremental_after: snapshot_at from stg_validators
 -- not_null: network, weight, started_at, first_seen_at, last_seen_at, count_snapshots, is_current
 -- column: network: mainnet or fuji
 -- column: subnet: primary, or the subnet id
@@ -27,8 +28,60 @@
 -- an L1 validator's balance) are not part of it; stg_validators keeps them per snapshot. "Gone" is
 -- judged against every validators snapshot of the network, so a run whose partition of one subnet
 -- failed shows that subnet's validators gone until the next run.
+--
+-- A build extends the versions the last one left (incremental_after): stg_validators then holds only the
+-- snapshots taken since, and the model's own rows (the `this` template) the versions as the last build
+-- left them. Each version still current then comes in as one observation standing for the snapshots it
+-- covers, which the new snapshots extend, change or close; closed versions never change again. Built
+-- whole, `this` is empty and every snapshot is read, with the same result.
 with validators as (
     select * from stg_validators
+),
+
+-- The versions the newest snapshot of the last build showed (none when built whole).
+carried as (
+    select
+        network,
+        subnet,
+        node_id,
+        first_seen_at,
+        last_seen_at as snapshot_at,
+        count_snapshots,
+        tx_id,
+        validation_id,
+        started_at,
+        ends_at,
+        weight,
+        delegator_weight_navax,
+        count_delegators as delegator_count,
+        potential_reward_navax,
+        delegation_fee_percent,
+        bls_public_key
+    from {{ this }}
+    where is_current
+),
+
+observations as (
+    select
+        network,
+        subnet,
+        node_id,
+        snapshot_at as first_seen_at,
+        snapshot_at,
+        cast(1 as bigint) as count_snapshots,
+        tx_id,
+        validation_id,
+        started_at,
+        ends_at,
+        weight,
+        delegator_weight_navax,
+        delegator_count,
+        potential_reward_navax,
+        delegation_fee_percent,
+        bls_public_key
+    from validators
+    union all by name
+    select * from carried
 ),
 
 snapshots as (
@@ -36,31 +89,31 @@ snapshots as (
         network,
         snapshot_at,
         row_number() over (partition by network order by snapshot_at) as snapshot_seq
-    from (select distinct network, snapshot_at from validators)
+    from (select distinct network, snapshot_at from observations)
 ),
 
 observed as (
     select
-        validators.*,
+        observations.*,
         snapshots.snapshot_seq,
-        -- As JSON: a null stays null in its own place (concat_ws skipped nulls, so a tx_id and a
-        -- validation_id swapping places hashed the same).
-        md5(cast(to_json({
-            'tx_id': validators.tx_id,
-            'validation_id': validators.validation_id,
-            'started_at': validators.started_at,
-            'ends_at': validators.ends_at,
-            'weight': validators.weight,
-            'delegator_weight_navax': validators.delegator_weight_navax,
-            'delegator_count': validators.delegator_count,
-            'potential_reward_navax': validators.potential_reward_navax,
-            'delegation_fee_percent': validators.delegation_fee_percent,
-            'bls_public_key': validators.bls_public_key
-        }) as varchar)) as state_hash
-    from validators
+        -- Compared as a struct, field by field: a null stays in its own place (a tx_id and a
+        -- validation_id swapping values differ), and two nulls in the same place are the same.
+        {
+            'tx_id': observations.tx_id,
+            'validation_id': observations.validation_id,
+            'started_at': observations.started_at,
+            'ends_at': observations.ends_at,
+            'weight': observations.weight,
+            'delegator_weight_navax': observations.delegator_weight_navax,
+            'delegator_count': observations.delegator_count,
+            'potential_reward_navax': observations.potential_reward_navax,
+            'delegation_fee_percent': observations.delegation_fee_percent,
+            'bls_public_key': observations.bls_public_key
+        } as state
+    from observations
     inner join snapshots
-        on validators.network = snapshots.network
-        and validators.snapshot_at = snapshots.snapshot_at
+        on observations.network = snapshots.network
+        and observations.snapshot_at = snapshots.snapshot_at
 ),
 
 marked as (
@@ -68,7 +121,7 @@ marked as (
         *,
         case
             when lag(snapshot_seq) over validator is distinct from snapshot_seq - 1 then 1
-            when lag(state_hash) over validator is distinct from state_hash then 1
+            when lag(state) over validator is distinct from state then 1
             else 0
         end as is_new_version
     from observed
@@ -92,10 +145,10 @@ versions as (
         subnet,
         node_id,
         version_number,
-        min(snapshot_at) as first_seen_at,
+        min(first_seen_at) as first_seen_at,
         max(snapshot_at) as last_seen_at,
         max(snapshot_seq) as last_seq,
-        count(*) as count_snapshots,
+        cast(sum(count_snapshots) as bigint) as count_snapshots,
         arg_min(tx_id, snapshot_at) as tx_id,
         arg_min(validation_id, snapshot_at) as validation_id,
         arg_min(started_at, snapshot_at) as started_at,
