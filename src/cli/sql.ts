@@ -3,7 +3,7 @@ import {
   formatResult,
   type OutputFormat,
   QueryFailedError,
-  runQuery,
+  runOneQuery,
   WarehouseUsageError,
   withWarehouse,
 } from '../warehouse/sql.ts';
@@ -45,7 +45,7 @@ export async function sql(
     return EXIT.usage;
   }
   try {
-    const result = await withWarehouse(warehouseDirOf(args.dataDir, env), (db) => runQuery(db, query));
+    const result = await withWarehouse(warehouseDirOf(args.dataDir, env), (db) => runOneQuery(db, query));
     process.stdout.write(`${formatResult(result, args.format ?? 'table')}\n`);
     return EXIT.ok;
   } catch (error) {

@@ -81,6 +81,20 @@ export async function runQuery(connection: DuckDBConnection, sql: string): Promi
   }
 }
 
+/**
+ * Runs the one statement `sql` holds, as `runQuery`. Several (`select 1; select 2`) are the caller's
+ * mistake: DuckDB would run them all and answer only the last, so earlier ones would go unseen.
+ */
+export async function runOneQuery(connection: DuckDBConnection, sql: string): Promise<QueryResult> {
+  // A statement DuckDB cannot parse is left to runQuery, which reports it as a usage mistake.
+  const statements = await connection.extractStatements(sql).catch(() => undefined);
+  if (statements && statements.count > 1)
+    throw new WarehouseUsageError(
+      `the query holds ${statements.count} statements; give one at a time (one avalake sql each), or join their answers in one query`,
+    );
+  return runQuery(connection, sql);
+}
+
 const isUsageMistake = (message: string): boolean =>
   /^(Parser|Binder|Catalog) Error/.test(message) || /read-only mode/i.test(message);
 

@@ -81,7 +81,16 @@ describe('avalake sql', () => {
     const failing = await sql(`select cast('abc' as integer)`);
     expect(failing.code).toBe(1);
     expect(failing.stderr).toMatch(/^avalake: the query failed: Conversion Error/);
-    for (const r of [typo, unknown, write, failing]) expect(r.stderr).not.toMatch(/^\s+at\s/m);
+    // Two statements: DuckDB would answer the last alone, so neither runs.
+    const two = await sql('select 1 as a; select 2 as b');
+    expect(two.code).toBe(2);
+    expect(two.stdout).toBe('');
+    expect(two.stderr).toBe(
+      'avalake: the query holds 2 statements; give one at a time (one avalake sql each), or join their answers in one query\n',
+    );
+    // One statement with a trailing semicolon is one.
+    expect((await sql('select 1 as a;')).code).toBe(0);
+    for (const r of [typo, unknown, write, failing, two]) expect(r.stderr).not.toMatch(/^\s+at\s/m);
     expect(
       createHash('sha256')
         .update(readFileSync(join(dataDir, 'warehouse.duckdb')))
