@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
-import { checkOutput, writeOutput } from '../warehouse/output.ts';
+import { checkOutput, errnoReason, writeOutput } from '../warehouse/output.ts';
+import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
@@ -26,13 +27,15 @@ export async function docs(
     });
     for (const problem of dictionary.problems) process.stderr.write(`avalake: warning: ${problem}\n`);
     if (args.check) {
-      const committed = await readFile(out, 'utf8').catch(() => '');
+      const committed = await readCommitted(out);
       if (committed === dictionary.markdown) {
         process.stdout.write(`${out} is up to date\n`);
         return EXIT.ok;
       }
       process.stderr.write(
-        `avalake: ${out} is out of date with the models; run "avalake docs" and commit it\n`,
+        committed === undefined
+          ? `avalake: ${out} does not exist; run "avalake docs" to write it, and commit it\n`
+          : `avalake: ${out} is out of date with the models; run "avalake docs" and commit it\n`,
       );
       return EXIT.failed;
     }
@@ -41,5 +44,17 @@ export async function docs(
     return EXIT.ok;
   } catch (error) {
     return reportWarehouseError(error);
+  }
+}
+
+/** The dictionary as committed; undefined when there is none. A folder, or a file it cannot read, is a usage mistake. */
+async function readCommitted(out: string): Promise<string | undefined> {
+  try {
+    return await readFile(out, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'EISDIR') throw new WarehouseUsageError(`--out ${out} is a folder; name a file in it`);
+    throw new WarehouseUsageError(`--out ${out}: cannot read it: ${errnoReason(error)}`);
   }
 }

@@ -130,8 +130,20 @@ describe('--out that cannot be written: exit 2 naming --out, never a temporary f
   });
 
   it('a folder, or empty', async () => {
-    const results = await Promise.all([run(EXPORT, dir), run(REPORT, dir), run(DOCS, dir)]);
+    const results = await Promise.all([
+      run(EXPORT, dir),
+      run(REPORT, dir),
+      run(DOCS, dir),
+      run([...DOCS, '--check'], dir),
+    ]);
     for (const result of results) expectRefused(result, 2, /--out .* is a folder; name a file/);
+    // Checked against a file that is not there: it is not "out of date", it is missing.
+    const missing = await run([...DOCS, '--check'], join(dir, 'no-dictionary.md'));
+    expectRefused(
+      missing,
+      1,
+      /no-dictionary\.md does not exist; run "avalake docs" to write it, and commit it/,
+    );
     const empty = await Promise.all([run(EXPORT, ''), run(REPORT, '')]);
     for (const result of empty) expectRefused(result, 2, /--out is empty: name the file to write/);
   });
