@@ -23,7 +23,7 @@
  * Everything lives in a temporary folder, removed at the end (`--keep` keeps it, to profile a model).
  * Usage: npx tsx bench/warehouse.ts [--rows 10000000] [--concurrency N] [--keep]
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,21 +35,13 @@ import { createHttpClient } from '../src/extract/http.ts';
 import { type RunSummary, runExtract } from '../src/extract/run.ts';
 import { STREAMS } from '../src/extract/streams/index.ts';
 import { createCommitLog } from '../src/load/commit.ts';
-import { sha256File } from '../src/load/durable.ts';
-import {
-  FOLDER_KEYS,
-  lakePaths,
-  type Partition,
-  partitionFolders,
-  seqText,
-  stagedFileName,
-} from '../src/load/layout.ts';
+import { FOLDER_KEYS, lakePaths } from '../src/load/layout.ts';
 import { acquireLock } from '../src/load/lock.ts';
-import { folderOf } from '../src/load/storage.ts';
 import { buildWarehouse, MODELS_AT_ONCE } from '../src/warehouse/build.ts';
-import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../src/warehouse/duckdb.ts';
+import { queryRows, quoteIdent, withDuckDB } from '../src/warehouse/duckdb.ts';
 import { loadModels, type Model } from '../src/warehouse/models.ts';
 import { median, ratio } from './lib/stats.ts';
+import { commitSelected, folderFiles, foldersOf } from './lib/synthetic-files.ts';
 
 const { values } = parseArgs({
   options: {
@@ -91,7 +83,6 @@ const models = loadModels('sql/models');
 const streams = [...new Set(models.flatMap((m) => m.lakeStreams))];
 const dir = mkdtempSync(join(tmpdir(), 'avalake-bench-warehouse-'));
 const dataDir = join(dir, 'data');
-const lakeDir = join(dataDir, 'lake');
 const emulator = await createEmulator({ clock: `fixed:${TEST_EPOCH}`, rateLimit: 'off', seed: 7 });
 const seconds = (since: number) => (performance.now() - since) / 1000;
 
@@ -172,51 +163,23 @@ async function growLake(
     await log.open();
     await withDuckDB(':memory:', async (db) => {
       for (const stream of streams) {
-        const state = log.state(stream);
         const copies = copiesOf.get(stream) ?? 0;
-        if (!state || copies === 0) continue;
+        if (!log.state(stream) || copies === 0) continue;
         // One partition per folder stands for it: its checkpoint is the commit's, unchanged.
-        const byFolder = new Map<string, Partition>();
-        for (const p of state.partitions.values())
-          byFolder.set([stream, ...partitionFolders(p.partition)].join('/'), p.partition);
-        for (const [folder, partition] of byFolder) {
-          const files = state.files.filter((f) => f.table === 'data' && folderOf(f.path) === folder);
-          if (files.length === 0) continue;
-          // The files' own columns: the folder's values (network, chain) stay in the folder names.
-          const sources = `read_parquet([${files.map((f) => quoteLiteral(join(lakeDir, ...f.path.split('/')))).join(', ')}], union_by_name = true, hive_partitioning = false)`;
+        for (const [folder, partition] of foldersOf(log, stream)) {
+          const sources = folderFiles(log, paths, stream, folder);
+          if (!sources) continue;
           const described = await queryRows(db, `describe select * from ${sources}`);
           const columns = new Map(described.map((r) => [String(r.column_name), String(r.column_type)]));
           const distinct = await distinctCopy(db, stream, sources, columns);
           if (!distinct) throw new Error(`${stream}: no column of its staging key to tell copies apart`);
-          const seq = await log.allocateSeq(stream);
-          const staged = stagedFileName('data', seq, 0);
-          mkdirSync(paths.stagingDir(stream), { recursive: true });
-          const out = join(paths.stagingDir(stream), staged);
-          const [copied] = await queryRows(
+          const rows = await commitSelected(
             db,
-            `copy (select * exclude (i) replace (${distinct.clause}) from ${sources}, range(1, ${copies + 1}) as r(i))
-             to ${quoteLiteral(out)} (format parquet, compression zstd)`,
+            log,
+            paths,
+            { stream, folder, partition },
+            `select * exclude (i) replace (${distinct.clause}) from ${sources}, range(1, ${copies + 1}) as r(i)`,
           );
-          const rows = Number(copied?.Count ?? 0);
-          await log.commit({
-            format: 1,
-            stream,
-            seq,
-            partition: { ...partition },
-            runId: 'bench-grow',
-            committedAt: new Date().toISOString(),
-            files: [
-              {
-                path: `${folder}/part-${seqText(seq)}-0.parquet`,
-                staged,
-                table: 'data',
-                rows,
-                bytes: statSync(out).size,
-                sha256: await sha256File(out),
-              },
-            ],
-            checkpoint: log.latest(stream, partition)?.checkpoint ?? null,
-          });
           added.set(stream, { rows: (added.get(stream)?.rows ?? 0) + rows, column: distinct.column });
         }
       }
