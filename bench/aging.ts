@@ -18,7 +18,7 @@
  *                               [--clock fixed|real] [--keep]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,6 +110,8 @@ interface RunRecord {
   census: LakeCensus;
   /** This process's RSS after the run (in-process mode: the run's memory stays here). */
   rssMB: number;
+  /** The warehouse file's size: its rows, and whatever its builds' deletes and rewrites leave unreused. */
+  warehouseBytes: number;
 }
 
 /** What went wrong in a report, in one line: failed step, failed streams, build reason, failed tests. */
@@ -235,6 +237,7 @@ async function oneRun(n: number): Promise<RunRecord> {
     streamSeconds: Object.fromEntries(streams.map(([name, s]) => [name, s.seconds])),
     census: await censusOf(lakeDir),
     rssMB: process.memoryUsage().rss / MB,
+    warehouseBytes: statSync(join(dataDir, 'warehouse.duckdb'), { throwIfNoEntry: false })?.size ?? 0,
   };
 }
 
@@ -246,7 +249,7 @@ function progressLine(r: RunRecord): string {
     `run ${r.run}/${RUNS}: exit ${r.exitCode ?? 'none'} ${r.status}, ${r.seconds.toFixed(1)}s ` +
     `(extract ${r.extract}, build ${r.build}, test ${r.test}), ${r.rows} rows, ` +
     `${c.visibleFiles} visible Parquet files (${c.diskParquetFiles} on disk), ${c.commitFiles} commit files, ` +
-    `lake ${(c.lakeBytes / MB).toFixed(1)} MB, rss ${r.rssMB.toFixed(0)} MB`
+    `lake ${(c.lakeBytes / MB).toFixed(1)} MB, warehouse ${(r.warehouseBytes / MB).toFixed(1)} MB, rss ${r.rssMB.toFixed(0)} MB`
   );
 }
 
@@ -309,6 +312,7 @@ interface Point {
   lakeBytes: number;
   lakeDiskBytes: number;
   parquetBytes: number;
+  warehouseBytes: number;
   rssMB: number;
 }
 
@@ -329,6 +333,7 @@ function pointOf(n: number): Point {
     lakeBytes: r.census.lakeBytes,
     lakeDiskBytes: r.census.lakeDiskBytes,
     parquetBytes: r.census.diskParquetBytes,
+    warehouseBytes: r.warehouseBytes,
     rssMB: r.rssMB,
   };
 }
@@ -353,6 +358,7 @@ const rows = [
     'commit files',
     'lake MB',
     'du MB',
+    'warehouse MB',
     'RSS MB',
   ],
   ...points.map((p) => [
@@ -368,6 +374,7 @@ const rows = [
     p.commitFiles.toLocaleString('en-US'),
     fmt(p.lakeBytes / MB),
     fmt(p.lakeDiskBytes / MB),
+    fmt(p.warehouseBytes / MB),
     fmt(p.rssMB),
   ]),
 ];
@@ -438,6 +445,8 @@ if (p10 && RUNS > 10) {
       `(${fmt(snapshotRowsPerRun)} of them snapshot rows), lake +${fmt(growthPerRun / KB)} KB (Parquet +${fmt(parquetGrowthPerRun / KB)} KB)`,
     `lake growth per run beyond the new rows (at run 1's ${fmt(bytesPerRowRun1)} Parquet bytes/row): ` +
       `${fmt(overheadPerRun / KB)} KB; counting snapshot rows as overhead: ${fmt(overheadPerRunExSnapshots / KB)} KB   (issue: a few KB)`,
+    `warehouse file at ${RUNS} / at 10: ${x(ratio(pN.warehouseBytes, p10.warehouseBytes))}, ` +
+      `${fmt((pN.warehouseBytes - p10.warehouseBytes) / span / KB)} KB a run`,
   );
   if (streamGrowth.length > 0)
     lines.push(
@@ -472,6 +481,7 @@ const series = records
     parquet: r.census.diskParquetFiles,
     commits: r.census.commitFiles,
     lakeBytes: r.census.lakeBytes,
+    warehouseBytes: r.warehouseBytes,
     rssMB: round(r.rssMB, 0),
   }));
 const summary = {
