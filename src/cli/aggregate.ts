@@ -1,6 +1,6 @@
 import { apiKeyProblem } from '../extract/http.ts';
 import { DEFAULT_URLS } from '../extract/pipeline.ts';
-import { parseSignedWarpMessage } from '../schemas/warp.ts';
+import { parseSignedWarpMessage, parseWarpMessageInput } from '../schemas/warp.ts';
 import { DEFAULT_QUORUM_PERCENTAGE } from '../schemas/warp-validators.ts';
 import { type AggregationBody, requestAggregation } from '../warp/aggregate.ts';
 import { describeSignedMessage } from '../warp/describe.ts';
@@ -46,6 +46,12 @@ function bodyOf(args: AggregateArgs): AggregationBody {
   const hex = (name: string, value: string | undefined) =>
     value === undefined ? undefined : hexArg(name, value).toString('hex');
   const message = hex('--message', args.message);
+  // Checked here rather than by the service: its refusal costs a request, and says less.
+  const parsed = message === undefined ? undefined : parseWarpMessageInput(Buffer.from(message, 'hex'));
+  if (typeof parsed === 'string')
+    throw new UsageError(
+      `--message is not an unsigned Warp message: it ${parsed}; pass its bytes as hex, raw or as the SendWarpMessage log's data`,
+    );
   const justification = hex('--justification', args.justification);
   return {
     ...(message ? { message } : {}),

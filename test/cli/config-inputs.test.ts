@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compact } from '../../src/cli/compact.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { PRIMARY_CHAINS } from '../../src/emulator/world/networks.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { extractCaptured, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
 import { captureOutput, runCli } from '../helpers/output.ts';
+import { exampleMessageFrom } from '../helpers/warp.ts';
 
 /**
  * Configuration mistakes that used to be misreported (the wrong input named, NaN shown, help printed
@@ -324,7 +326,8 @@ describe('flags as a process', () => {
   it('flags without their value, --quiet with --verbose, and aggregate’s numbers and key', async () => {
     const w = workspace();
     const extract = ['extract', w.pipelinePath, '--data-dir', w.dataDir];
-    const aggregate = ['aggregate', '--network', 'fuji', '--message', '00', '--base-url', emulator.url];
+    const message = exampleMessageFrom(PRIMARY_CHAINS.fuji.c).toString('hex');
+    const aggregate = ['aggregate', '--network', 'fuji', '--message', message, '--base-url', emulator.url];
     const [noRetries, retriesAbc, quietVerbose, quorum, height, keyFlag, keyEnv] = await Promise.all([
       runCli([...extract, '--retries']),
       runCli([...extract, '--retries', 'abc']),

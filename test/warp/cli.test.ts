@@ -120,6 +120,14 @@ describe('avalake aggregate and verify-message, end to end against the emulator'
     [['aggregate', '--network', 'fuji'], 'pass --message HEX'],
     [['aggregate', '--network', 'fuji', '--message', 'xyz'], '--message: expected hex bytes'],
     [
+      ['aggregate', '--network', 'fuji', '--message', '00'],
+      '--message is not an unsigned Warp message: it is 1 bytes, shorter than the 42-byte Warp message header',
+    ],
+    [
+      ['aggregate', '--network', 'fuji', '--message', `${message}00`],
+      '--message is not an unsigned Warp message: it declares a',
+    ],
+    [
       ['aggregate', '--network', 'fuji', '--message', 'ab', '--quorum', '90', '--buffer', '20'],
       '--quorum + --buffer',
     ],
