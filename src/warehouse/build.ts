@@ -410,14 +410,9 @@ async function buildModel(
   if (by && isTable && (source === 'incremental' || source === 'unchanged') && (await sameSql(db, model)))
     return applyIncrementalBy(db, { ...model, incrementalBy: by }, withLake(model.sql, lake));
   const after = model.incrementalAfter && { ...model, incrementalAfter: model.incrementalAfter };
-  const ordered = after && modeOf(outcomes.get(after.incrementalAfter.source));
-  if (
-    after &&
-    isTable &&
-    (ordered === 'incremental' || ordered === 'unchanged') &&
-    (await sameSql(db, model))
-  ) {
-    const mode = await applyIncrementalAfter(db, after, withLake(model.sql, lake), ordered, (relation) =>
+  if (after && isTable && (await sameSql(db, model))) {
+    const modes = new Map(model.dependsOn.map((d) => [d, modeOf(outcomes.get(d))]));
+    const mode = await applyIncrementalAfter(db, after, withLake(model.sql, lake), modes, (relation) =>
       bookkeeping(() => recordThrough(db, after, relation)),
     );
     if (mode) return mode;

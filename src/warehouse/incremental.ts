@@ -241,18 +241,22 @@ export async function applyIncrementalBy(
 
 type ExtendingModel = Model & { incrementalAfter: NonNullable<Model['incrementalAfter']> };
 
+/** How each model an `incremental_after` model reads was built in this build (undefined: not built). */
+export type ReadModes = ReadonlyMap<string, 'full' | 'incremental' | 'unchanged' | undefined>;
+
 /**
  * Extends an `incremental_after` model by its source's rows later than the newest it read: the model's
- * SQL reads them under the source's name (DuckDB looks in temp first) and its own rows through `{{ this }}`,
- * and the rows it computes replace those of their keys (`applyDelta`). Undefined when it cannot, and the
- * model is to be built whole: nothing recorded of what it read (built before this was recorded), or a
- * row the source changed in this build that is not later than that (out of order, or read again).
+ * SQL reads them under the source's name (DuckDB looks in temp first), the other models it reads whole,
+ * and its own rows through `{{ this }}`; the rows it computes replace those of their keys (`applyDelta`).
+ * Undefined when it cannot, and the model is to be built whole: nothing recorded of what it read (built
+ * before this was recorded), a model it reads built whole, or a row a model it reads changed in this
+ * build that is not later than that (out of order, or read again; or that model has no such column).
  */
 export async function applyIncrementalAfter(
   db: DuckDBConnection,
   model: ExtendingModel,
   sql: string,
-  source: 'incremental' | 'unchanged',
+  modes: ReadModes,
   /** Records the newest value of the order column in a relation (`recordThrough`). */
   record: (relation: string) => Promise<void>,
 ): Promise<'incremental' | 'unchanged' | undefined> {
@@ -261,30 +265,43 @@ export async function applyIncrementalAfter(
     `select through, type from _lake.model_through where model = ${quoteLiteral(model.name)}`,
   );
   if (!read) return undefined;
-  const column = quoteIdent(model.incrementalAfter.column);
+  const { column: order, source } = model.incrementalAfter;
+  const column = quoteIdent(order);
   const bound = `cast(${quoteLiteral(String(read.through))} as ${read.type})`;
-  const name = quoteIdent(model.incrementalAfter.source);
-  if (source === 'incremental') {
+  for (const name of model.dependsOn) {
+    const mode = modes.get(name);
+    if (mode !== 'incremental' && mode !== 'unchanged') return undefined;
+    if (!(await changedColumns(db, name))?.includes(order)) return undefined;
     const [late] = await queryRows(
       db,
-      `select count(*) as n from ${changedRowsOf(model.incrementalAfter.source)} where not (${column} > ${bound}) or ${column} is null`,
+      `select count(*) as n from ${changedRowsOf(name)} where not (${column} > ${bound}) or ${column} is null`,
     );
     if (Number(late?.n) > 0) return undefined;
   }
-  await db.run(`create temp table ${name} as select * from main.${name} where ${column} > ${bound}`);
+  const narrowed = quoteIdent(source);
+  await db.run(`create temp table ${narrowed} as select * from main.${narrowed} where ${column} > ${bound}`);
   try {
-    const [later] = await queryRows(db, `select count(*) as n from temp.${name}`);
+    const [later] = await queryRows(db, `select count(*) as n from temp.${narrowed}`);
     if (Number(later?.n) === 0) {
       await noChanges(db, model);
       return 'unchanged';
     }
     await applyDelta(db, model, withThis(sql, `main.${quoteIdent(model.name)}`));
     // All of them later than what it had read: the newest of them is the newest it has read now.
-    await record(`temp.${name}`);
+    await record(`temp.${narrowed}`);
     return 'incremental';
   } finally {
-    await db.run(`drop table temp.${name}`);
+    await db.run(`drop table temp.${narrowed}`);
   }
+}
+
+/** The columns of the rows a model changed in this build; undefined when it left no record of them. */
+async function changedColumns(db: DuckDBConnection, model: string): Promise<string[] | undefined> {
+  const rows = await queryRows(
+    db,
+    `select column_name from duckdb_columns() where database_name = ${quoteLiteral(SCRATCH)} and table_name = ${quoteLiteral(`changed_${model}`)}`,
+  );
+  return rows.length === 0 ? undefined : rows.map((r) => String(r.column_name));
 }
 
 /** What `{{ this }}` is when a model is built whole: an empty table of its documented columns. */

@@ -114,16 +114,17 @@ describe('{{ this }} and incremental_after', () => {
   const mart = (header: string, from = 'stg_s') =>
     `-- description: m\n${header}-- column: id: the key\nselect id from ${from} union all select id from {{ this }}\n`;
 
-  it('reads a model marked incremental_after: its source, and its own rows', () => {
+  it('reads a model marked incremental_after: its source, other models, and its own rows', () => {
     const models = loadModels(
       modelsDir({
         'staging/stg_s.sql': source,
-        'marts/m.sql': mart('-- unique: id\n-- incremental_after: id from stg_s\n'),
+        'staging/stg_o.sql': other,
+        'marts/m.sql': mart('-- unique: id\n-- incremental_after: id from stg_s\n', 'stg_s, stg_o'),
       }),
     );
     const m = models.find((x) => x.name === 'm');
     expect(m?.incrementalAfter).toEqual({ column: 'id', source: 'stg_s' });
-    expect(m?.dependsOn).toEqual(['stg_s']);
+    expect(m?.dependsOn).toEqual(['stg_o', 'stg_s']);
   });
 
   it.each([
@@ -138,9 +139,9 @@ describe('{{ this }} and incremental_after', () => {
       /m\.sql: an incremental_after model declares its key/,
     ],
     [
-      'a second model read',
-      mart('-- unique: id\n-- incremental_after: id from stg_s\n', 'stg_s, stg_o'),
-      /m\.sql: incremental_after must name the one model it reads/,
+      'a model it does not read',
+      mart('-- unique: id\n-- incremental_after: id from stg_o\n'),
+      /m\.sql: incremental_after must name a model it reads/,
     ],
     [
       'a malformed header',

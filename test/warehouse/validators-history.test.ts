@@ -108,7 +108,7 @@ afterEach(() => {
 const DAY = 86_400;
 const modeOf = (result: BuildResult, name: string) => result.built.find((b) => b.name === name)?.mode;
 
-it('validators_history extends the last build with the new snapshots alone, to the table a build from scratch makes; an older snapshot arriving late rebuilds it whole', async () => {
+it('validators_history and stake_distribution_daily extend the last build with the new snapshots alone, to the tables a build from scratch makes; an older snapshot arriving late rebuilds them whole', async () => {
   const w = demoWorkspace(emulator);
   // avalake stamps each snapshot with its own clock: it moves with the world's.
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -117,7 +117,8 @@ it('validators_history extends the last build with the new snapshots alone, to t
     emulator.advance(days * DAY);
     now += days * DAY;
     vi.setSystemTime(at * 1000);
-    expect((await extractOnce(w.pipelinePath, w.dataDir, { streams: 'validators' })).status).toBe('ok');
+    const streams = 'validators,current_supply';
+    expect((await extractOnce(w.pipelinePath, w.dataDir, { streams })).status).toBe('ok');
     return buildWarehouse({ dataDir: w.dataDir });
   };
   const historyOf = () =>
@@ -128,14 +129,19 @@ it('validators_history extends the last build with the new snapshots alone, to t
        from validators_history`,
     );
 
-  expect(modeOf(await step(0), 'validators_history')).toBe('full');
+  const built = await step(0);
+  expect(modeOf(built, 'validators_history')).toBe('full');
+  expect(modeOf(built, 'stake_distribution_daily')).toBe('full');
   const [first] = await historyOf();
   const extended: BuildResult[] = [];
   for (let i = 0; i < 3; i++) extended.push(await step(3));
   for (const result of extended) {
     expect(modeOf(result, 'stg_validators')).toBe('incremental');
     expect(modeOf(result, 'validators_history')).toBe('incremental');
+    expect(modeOf(result, 'stake_distribution_daily')).toBe('incremental');
   }
+  const [days] = await queryWarehouse(w.dataDir, 'select count(*) as n from stake_distribution_daily');
+  expect(Number(days?.n)).toBe(4);
   const [last] = await historyOf();
   // The extensions closed versions and opened new ones, not only counted snapshots.
   expect(Number(last?.closed)).toBeGreaterThan(Number(first?.closed));
@@ -156,8 +162,11 @@ it('validators_history extends the last build with the new snapshots alone, to t
   const late = await step(1, now - 2 * DAY);
   expect(modeOf(late, 'stg_validators')).toBe('incremental');
   expect(modeOf(late, 'validators_history')).toBe('full');
+  expect(modeOf(late, 'stake_distribution_daily')).toBe('full');
   await compare();
   // And it extends again after.
-  expect(modeOf(await step(1), 'validators_history')).toBe('incremental');
+  const after = await step(1);
+  expect(modeOf(after, 'validators_history')).toBe('incremental');
+  expect(modeOf(after, 'stake_distribution_daily')).toBe('incremental');
   await compare();
 }, 240_000);

@@ -1,5 +1,6 @@
 -- description: Stake distribution of the primary network per UTC day, as the day's last validators snapshot shows it.
 -- unique: network, snapshot_day
+-- incremental_after: snapshot_at from stg_validators
 -- not_null: snapshot_at, total_stake_navax, validator_stake_navax, delegator_stake_navax, count_validators, count_delegators, nakamoto_coefficient, largest_stake_navax
 -- column: network: mainnet or fuji
 -- column: snapshot_day: the UTC day
@@ -13,6 +14,10 @@
 -- column: largest_stake_navax: the stake (own plus delegated) of the largest validator
 -- column: supply_navax: the primary network's supply (platform.getCurrentSupply's upper bound) read at or before snapshot_at, in nAVAX; null when none was read
 -- column: staking_ratio: total_stake_navax over supply_navax, exact to 18 decimals (rounded down); null without a supply
+--
+-- A build computes only the days of the snapshots taken since the last one (incremental_after): a day
+-- with a new snapshot has it as its last, so its row comes from the new rows alone, and the days before
+-- keep theirs. The supply is read whole.
 with validators as (
     select * from stg_validators
     where subnet = 'primary'
