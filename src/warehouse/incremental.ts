@@ -17,6 +17,10 @@ import { withThis } from './templates.ts';
  *
  * A table built whole over at most one stream keeps the same record (`isKeepableWhole`), so that a build
  * can keep it as it is while its SQL, its stream's files and the models it reads are unchanged.
+ *
+ * Marts over incremental models: an `incremental_by` one recomputes the values its source's changed rows
+ * touch (`applyIncrementalBy`); an `incremental_after` one, over rows that arrive in order (snapshots),
+ * extends its own rows with its source's later ones (`applyIncrementalAfter`, `_lake.model_through`).
  */
 
 export type IncrementalPlan =
