@@ -179,6 +179,16 @@ async function openForRun(options: ExtractOptions, log: Logger): Promise<Lake | 
     return await openLake({
       dataDir: options.dataDir,
       ...(options.catalog ? { catalog: options.catalog } : {}),
+      onHeartbeat: (report) =>
+        log(
+          report.state === 'missed'
+            ? {
+                level: 'warn',
+                msg: `the catalog missed this run's heartbeat; after ${report.leaseSeconds} s without one, other workers may take its partitions and its commits are refused`,
+                error: report.error.message,
+              }
+            : { level: 'info', msg: "the catalog takes this run's heartbeat again", missed: report.missed },
+        ),
       lock: {
         wait: options.wait ?? false,
         ...(options.signal ? { signal: options.signal } : {}),

@@ -72,9 +72,22 @@ export interface CatalogRuns {
   close(): Promise<void>;
 }
 
-export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
+/**
+ * What became of a run's heartbeats, as they change: `missed` on the first that failed after one that
+ * went through (with the error), `restored` on the first that went through after `missed` of them failed.
+ */
+export type HeartbeatReport =
+  | { state: 'missed'; error: Error; leaseSeconds: number }
+  | { state: 'restored'; missed: number };
+
+export function catalogRuns(
+  pool: pg.Pool,
+  leaseSeconds: number,
+  onHeartbeat: (report: HeartbeatReport) => void = () => {},
+): CatalogRuns {
   let runId: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  let missed = 0;
   const requireRun = () => {
     if (!runId) throw new Error('the catalog has no registered run');
     return runId;
@@ -91,11 +104,19 @@ export function catalogRuns(pool: pg.Pool, leaseSeconds: number): CatalogRuns {
         'insert into avalake.runs (run_id, host, pid, lease_seconds) values ($1, $2, $3, $4)',
         [id, hostname(), process.pid, leaseSeconds],
       );
+      // A missed heartbeat stops nothing here: past the lease, the fence refuses this run's commits. It is
+      // reported, so that the refusals that follow have a cause in the log.
       heartbeat = setInterval(
         () => {
-          pool
-            .query('update avalake.runs set heartbeat_at = clock_timestamp() where run_id = $1', [id])
-            .catch(() => undefined);
+          pool.query('update avalake.runs set heartbeat_at = clock_timestamp() where run_id = $1', [id]).then(
+            () => {
+              if (missed > 0) onHeartbeat({ state: 'restored', missed });
+              missed = 0;
+            },
+            (error: Error) => {
+              if (missed++ === 0) onHeartbeat({ state: 'missed', error, leaseSeconds });
+            },
+          );
         },
         Math.max(200, (leaseSeconds * 1000) / 3),
       );

@@ -1,7 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { allowanceOf, type SharedAllowance } from './catalog-allowance.ts';
-import { type CatalogRuns, catalogRuns, listWorkers, type WorkerStanding } from './catalog-runs.ts';
+import {
+  type CatalogRuns,
+  catalogRuns,
+  type HeartbeatReport,
+  listWorkers,
+  type WorkerStanding,
+} from './catalog-runs.ts';
 import { createSchema } from './catalog-schema.ts';
 import { type Partition, partitionId } from './layout.ts';
 import {
@@ -33,7 +39,7 @@ import { type CommitRecord, isCompaction, parseCommitRecord, parseState, seriali
 export const DEFAULT_LEASE_SECONDS = 30;
 
 export type { AllowanceSeen, AllowanceTake, SharedAllowance } from './catalog-allowance.ts';
-export type { Claim, WorkerStanding } from './catalog-runs.ts';
+export type { Claim, HeartbeatReport, WorkerStanding } from './catalog-runs.ts';
 
 export interface Catalog
   extends RecordStore,
@@ -94,7 +100,12 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 export async function openCatalog(
   url: string,
-  options: { leaseSeconds?: number; connectTimeoutMs?: number } = {},
+  options: {
+    leaseSeconds?: number;
+    connectTimeoutMs?: number;
+    /** Told when this run's heartbeats start failing, and when they go through again. */
+    onHeartbeat?: (report: HeartbeatReport) => void;
+  } = {},
 ): Promise<Catalog> {
   const leaseSeconds =
     options.leaseSeconds ?? (Number(process.env.AVALAKE_LEASE_SECONDS) || DEFAULT_LEASE_SECONDS);
@@ -161,7 +172,7 @@ export async function openCatalog(
       release();
     }
   };
-  const runs = catalogRuns(pool, leaseSeconds);
+  const runs = catalogRuns(pool, leaseSeconds, options.onHeartbeat);
   const allowance = allowanceOf(pool);
   /** Per stream, the newest commit folded into what this reader loaded, and the records it has applied. */
   const loadedThrough = new Map<string, number>();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
-import type { Claim, SharedAllowance, WorkerStanding } from './catalog.ts';
+import type { Claim, HeartbeatReport, SharedAllowance, WorkerStanding } from './catalog.ts';
 import {
   type Checkpoint,
   type CommitLog,
@@ -80,6 +80,8 @@ export interface OpenLakeOptions {
    * extracting the partitions it claims; no lock file.
    */
   catalog?: string;
+  /** With a catalog: told when this run's heartbeats start failing, and when they go through again. */
+  onHeartbeat?: (report: HeartbeatReport) => void;
   /**
    * Where staged files are encoded to Parquet: default a worker thread, started with the first file and
    * ended when the lake closes.
@@ -138,10 +140,12 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   const storage = await openLakeStorage(options.dataDir);
   // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.
   const catalog = options.catalog
-    ? await (await import('./catalog.ts')).openCatalog(options.catalog).catch((error) => {
-        storage.close();
-        throw error;
-      })
+    ? await (await import('./catalog.ts'))
+        .openCatalog(options.catalog, options.onHeartbeat ? { onHeartbeat: options.onHeartbeat } : {})
+        .catch((error) => {
+          storage.close();
+          throw error;
+        })
     : undefined;
   const release = async () => {
     if (catalog) await catalog.close();

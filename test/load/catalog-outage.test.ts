@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { openCatalog } from '../../src/load/catalog.ts';
+import { type HeartbeatReport, openCatalog } from '../../src/load/catalog.ts';
 import { openLake } from '../../src/load/lake.ts';
 import { CatalogUnavailableError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
@@ -151,5 +151,33 @@ it('a catalog server that accepts and never answers fails the open in its time, 
     expect(Date.now() - started).toBeLessThan(5_000);
   } finally {
     silent.close();
+  }
+});
+
+it("says when the catalog misses the run's heartbeats, once, and when it takes them again", async () => {
+  // A lease of one second: a heartbeat every third of it.
+  vi.stubEnv('AVALAKE_LEASE_SECONDS', '1');
+  const reports: HeartbeatReport[] = [];
+  const lake = await openLake({ dataDir, catalog, onHeartbeat: (report) => reports.push(report) });
+  try {
+    // The heartbeat's table out of reach: each heartbeat fails, as with the catalog's server away.
+    await admin.query('alter table avalake.runs rename to runs_away');
+    await vi.waitUntil(() => reports.length > 0, { timeout: 5_000 });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(reports).toHaveLength(1);
+    await admin.query('alter table avalake.runs_away rename to runs');
+    await vi.waitUntil(() => reports.length > 1, { timeout: 5_000 });
+    expect(reports).toEqual([
+      {
+        state: 'missed',
+        leaseSeconds: 1,
+        error: expect.objectContaining({ message: expect.stringContaining('avalake.runs') }),
+      },
+      { state: 'restored', missed: expect.any(Number) },
+    ]);
+    expect((reports[1] as { missed: number }).missed).toBeGreaterThanOrEqual(3);
+  } finally {
+    vi.unstubAllEnvs();
+    await lake.close();
   }
 });
