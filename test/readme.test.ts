@@ -62,3 +62,15 @@ it('the Layout section names folders that exist', () => {
   expect(folders.length).toBeGreaterThan(8);
   for (const folder of folders) expect(existsSync(folder), folder).toBe(true);
 });
+
+it('the Your own models table names every header a model may have, each once', () => {
+  const written = tableAfter('## Your own models').flatMap(([header = '']) =>
+    [...header.matchAll(/`-- ([a-z_]+):/g)].map((m) => m[1] as string),
+  );
+  // The headers parseModel reads: each is one `key === '…'` branch of it.
+  const read = [...readFileSync('src/warehouse/models.ts', 'utf8').matchAll(/key === '([a-z_]+)'/g)].map(
+    (m) => m[1] as string,
+  );
+  expect(new Set(written).size).toBe(written.length);
+  expect([...written].sort()).toEqual([...new Set(read)].sort());
+});

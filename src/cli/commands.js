@@ -205,6 +205,8 @@ export const COMMANDS = [
     describe: 'Extract, build the warehouse and test it, in that order: the one command for cron',
     builder: (y) =>
       extractOptions(y)
+        .option('models', modelsOption)
+        .option('tests', { type: 'string', describe: 'Folder of the SQL tests (default sql/tests)' })
         .option(
           'max-age',
           repeatedValue(

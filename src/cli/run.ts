@@ -4,10 +4,11 @@ import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
 import { STREAM_NAMES, STREAMS } from '../extract/streams/index.ts';
 import { LockHeldError, partitionId } from '../load/index.ts';
-import { buildWarehouse } from '../warehouse/build.ts';
+import { buildWarehouse, DEFAULT_MODELS_DIR } from '../warehouse/build.ts';
 import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
+import { loadModels, ModelError } from '../warehouse/models.ts';
 import { WarehouseUsageError } from '../warehouse/sql.ts';
-import { runWarehouseTests } from '../warehouse/test.ts';
+import { loadSqlTests, runWarehouseTests } from '../warehouse/test.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
 import { EXIT } from './exit.js';
 import {
@@ -22,6 +23,9 @@ import {
 import { untilSignal } from './until-signal.ts';
 
 export interface RunArgs extends ExtractArgs {
+  /** `--models`, `--tests`: the folders of the models and SQL tests (default sql/models, sql/tests). */
+  models?: string;
+  tests?: string;
   maxAge?: string[];
   /** `--build-wait`: a duration (30m, 2h); default BUILD_WAIT_SECONDS. */
   buildWait?: string;
@@ -111,14 +115,18 @@ async function runSteps(
 ): Promise<number> {
   let maxAge: MaxAge;
   let buildWaitSeconds: number;
+  const modelsDir = args.models ?? DEFAULT_MODELS_DIR;
   try {
     maxAge = parseMaxAge(args.maxAge ?? [], STREAM_NAMES);
     buildWaitSeconds =
       args.buildWait === undefined
         ? BUILD_WAIT_SECONDS
         : parseDuration(args.buildWait, '--build-wait', { bareIsHours: false });
+    // The models and tests are read before the extract: a mistake in them is found before an hour of it.
+    loadModels(modelsDir);
+    if (args.tests !== undefined) loadSqlTests(args.tests);
   } catch (error) {
-    if (!(error instanceof WarehouseUsageError)) throw error;
+    if (!(error instanceof WarehouseUsageError || error instanceof ModelError)) throw error;
     process.stderr.write(`avalake: ${error.message}\n`);
     return EXIT.usage;
   }
@@ -195,6 +203,7 @@ async function runSteps(
       const built = await buildWarehouse({
         dataDir: config.dataDir,
         localDir: config.localDir,
+        modelsDir,
         ...catalogOf(config),
         // Queued behind a build already running, so that a run that ends ok has its rows in the warehouse.
         lock: {
@@ -269,6 +278,8 @@ async function runSteps(
       const tests = await runWarehouseTests({
         dataDir: config.dataDir,
         localDir: config.localDir,
+        modelsDir,
+        ...(args.tests !== undefined ? { testsDir: args.tests } : {}),
         maxAge,
         partitions: plannedPartitions(config),
         ...catalogOf(config),

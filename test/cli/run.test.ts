@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../../src/cli/run.ts';
@@ -159,6 +159,62 @@ describe('avalake run --json', () => {
       await holder.close();
     }
   });
+});
+
+describe('avalake run --models --tests', () => {
+  it('builds and tests the models and tests of the folders named; a folder that is not there, or a broken model, is exit 2 before the extract', async () => {
+    emulator = await startEmulator();
+    const w = coreWorkspace(emulator);
+    const models = join(w.dir, 'models');
+    cpSync('sql/models', models, { recursive: true });
+    writeFileSync(
+      join(models, 'marts', 'reward_type_totals.sql'),
+      '-- description: rewards per type\n-- unique: reward_type\nselect reward_type, count(*) as rewards from stg_rewards group by all\n',
+    );
+    const tests = join(w.dir, 'tests');
+    mkdirSync(tests);
+    writeFileSync(
+      join(tests, 'every_type_counted.sql'),
+      '-- description: every reward is counted under its type\n-- requires: stg_rewards\nselect * from (select (select sum(rewards) from reward_type_totals) as counted, (select count(*) from stg_rewards) as held) where counted <> held\n',
+    );
+    const { code, stdout, stderr } = await runCli({
+      pipeline: w.pipelinePath,
+      dataDir: w.dataDir,
+      models,
+      tests,
+      json: true,
+    });
+    expect(code, stderr).toBe(0);
+    const report = runReportOf(stdout);
+    expect(report.build.built.map((b) => b.name)).toContain('reward_type_totals');
+    expect(report.test.passed).toContain('every_type_counted');
+    const [totals] = await queryWarehouse(
+      w.dataDir,
+      'select sum(rewards) as counted, (select count(*) from stg_rewards) as held from reward_type_totals',
+    );
+    expect(totals?.counted).toBe(totals?.held);
+
+    const elsewhere = join(w.dir, 'fresh');
+    const missing = await runCli({
+      pipeline: w.pipelinePath,
+      dataDir: elsewhere,
+      models: join(w.dir, 'modls'),
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--models .*modls: no such folder; name the folder of the SQL models/);
+    const noTests = await runCli({
+      pipeline: w.pipelinePath,
+      dataDir: elsewhere,
+      tests: join(w.dir, 'tsts'),
+    });
+    expect(noTests.code).toBe(2);
+    expect(noTests.stderr).toMatch(/--tests .*tsts: no such folder; name the folder of the SQL tests/);
+    writeFileSync(join(models, 'marts', 'broken.sql'), '-- materialized: sometimes\nselect 1\n');
+    const broken = await runCli({ pipeline: w.pipelinePath, dataDir: elsewhere, models });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/broken\.sql: materialized must be view or table, got "sometimes"/);
+    expect(existsSync(elsewhere)).toBe(false);
+  }, 60_000);
 });
 
 describe('avalake run interrupted', () => {
