@@ -14,12 +14,14 @@ import {
   forgetHeld,
   isKeepableWhole,
   keepsWhole,
+  keyHoldsAfterDelta,
   noChanges,
   nothingBuilt,
   planIncremental,
   recordHeld,
   recordSql,
   recordThrough,
+  recordUnique,
   sameSql,
 } from './incremental.ts';
 import { writePartitions } from './lake-partitions.ts';
@@ -388,8 +390,12 @@ async function buildModel(
     if (plan.kind === 'delta') {
       const stream = model.lakeStreams[0] as string;
       const delta = { files: plan.files, confirmedAfter: plan.confirmedAfter };
-      await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, delta]])));
-      await bookkeeping(() => recordHeld(db, model, lake));
+      const deltaHolds = await applyDelta(db, model, withLake(model.sql, lake, new Map([[stream, delta]])));
+      const holds = await keyHoldsAfterDelta(db, model, deltaHolds);
+      await bookkeeping(async () => {
+        await recordHeld(db, model, lake);
+        await recordUnique(db, model, holds);
+      });
       return 'incremental';
     }
   }
@@ -412,8 +418,18 @@ async function buildModel(
   const after = model.incrementalAfter && { ...model, incrementalAfter: model.incrementalAfter };
   if (after && isTable && (await sameSql(db, model))) {
     const modes = new Map(model.dependsOn.map((d) => [d, modeOf(outcomes.get(d))]));
-    const mode = await applyIncrementalAfter(db, after, withLake(model.sql, lake), modes, (relation) =>
-      bookkeeping(() => recordThrough(db, after, relation)),
+    const mode = await applyIncrementalAfter(
+      db,
+      after,
+      withLake(model.sql, lake),
+      modes,
+      async (relation, deltaHolds) => {
+        const holds = await keyHoldsAfterDelta(db, model, deltaHolds);
+        await bookkeeping(async () => {
+          await recordThrough(db, after, relation);
+          await recordUnique(db, model, holds);
+        });
+      },
     );
     if (mode) return mode;
   }
@@ -423,6 +439,8 @@ async function buildModel(
   await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${sql}`);
   if (model.incremental || isKeepableWhole(model)) await bookkeeping(() => recordHeld(db, model, lake));
   else await bookkeeping(() => forgetHeld(db, model));
+  // Not checked here (a build whole is already the longest): the first extension checks it, once.
+  if (model.incremental || after) await bookkeeping(() => recordUnique(db, model, false));
   if (model.incrementalBy || after) await bookkeeping(() => recordSql(db, model));
   if (after) await bookkeeping(() => recordThrough(db, after));
   return 'full';

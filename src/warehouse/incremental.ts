@@ -43,6 +43,10 @@ export async function ensureBookkeeping(db: DuckDBConnection) {
   await db.run(
     'create table if not exists _lake.model_through (model varchar primary key, through varchar, type varchar)',
   );
+  // Models whose key is known to hold (unique, not null), with the SQL and the row count it held for.
+  await db.run(
+    'create table if not exists _lake.model_unique (model varchar primary key, sha256 varchar, row_count bigint)',
+  );
 }
 
 /** The newest confirmation of a stream's unchanged snapshots (ms), as this build knows them. */
@@ -187,12 +191,14 @@ export const changedRowsOf = (model: string) => `${SCRATCH}.main.${quoteIdent(`c
 /**
  * Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. The
  * replaced and the new rows are kept, for this build, in `changedRowsOf(model)`. (`__delta` is a temp
- * table: one model's own, on the connection building it.)
+ * table: one model's own, on the connection building it.) Returns whether the delta's own keys hold
+ * (unique, not null): then a table whose key held before still does.
  */
-export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: string) {
+export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: string): Promise<boolean> {
   const table = quoteIdent(model.name);
   const changed = changedRowsOf(model.name);
   await db.run(`create or replace temp table __delta as\n${deltaSql}`);
+  const holds = (await keyBreaches(db, model, '__delta')) === 0;
   const on = model.unique.map((k) => `${table}.${quoteIdent(k)} = __delta.${quoteIdent(k)}`).join(' and ');
   await db.run(
     `create or replace table ${changed} as select ${table}.* from ${table} semi join __delta on ${on}`,
@@ -201,6 +207,69 @@ export async function applyDelta(db: DuckDBConnection, model: Model, deltaSql: s
   await db.run(`insert into ${table} by name select * from __delta`);
   await db.run(`insert into ${changed} by name select * from __delta`);
   await db.run('drop table __delta');
+  return holds;
+}
+
+/** How many keys of a relation break the model's key: repeated, or with a null part. */
+export async function keyBreaches(db: DuckDBConnection, model: Model, relation: string): Promise<number> {
+  if (model.unique.length === 0) return 0;
+  const key = model.unique.map(quoteIdent).join(', ');
+  const nulls = model.unique.map((k) => `${quoteIdent(k)} is null`).join(' or ');
+  const [row] = await queryRows(
+    db,
+    `select (select count(*) from (select 1 from ${relation} group by ${key} having count(*) > 1))
+          + (select count(*) from ${relation} where ${nulls}) as n`,
+  );
+  return Number(row?.n);
+}
+
+/**
+ * Whether a model's key holds after a delta whose own keys held (`deltaHolds`): yes when it was recorded
+ * holding before (for this SQL), as replacing rows by key keeps it; else told by checking the whole
+ * table, once (the first extension after a build whole, or after one that broke it).
+ */
+export async function keyHoldsAfterDelta(
+  db: DuckDBConnection,
+  model: Model,
+  deltaHolds: boolean,
+): Promise<boolean> {
+  if (!deltaHolds) return false;
+  const [held] = await queryRows(
+    db,
+    `select sha256 from _lake.model_unique where model = ${quoteLiteral(model.name)}`,
+  );
+  if (held?.sha256 === sqlHash(model)) return true;
+  return (await keyBreaches(db, model, `main.${quoteIdent(model.name)}`)) === 0;
+}
+
+/**
+ * Records whether the model's key holds, with its SQL and row count, for the tests (`uniqueKeyHolds`):
+ * they then need not group the whole table every run.
+ */
+export async function recordUnique(db: DuckDBConnection, model: Model, holds: boolean) {
+  const name = quoteLiteral(model.name);
+  await db.run(`delete from _lake.model_unique where model = ${name}`);
+  if (holds)
+    await db.run(
+      `insert into _lake.model_unique select ${name}, ${quoteLiteral(sqlHash(model))}, count(*) from main.${quoteIdent(model.name)}`,
+    );
+}
+
+/**
+ * Whether the build recorded the model's key as holding, for its SQL of now and the rows it has now (a
+ * count that moved means someone wrote to the warehouse by hand). A warehouse older than the record says no.
+ */
+export async function uniqueKeyHolds(db: DuckDBConnection, model: Model): Promise<boolean> {
+  try {
+    const [row] = await queryRows(
+      db,
+      `select u.sha256, u.row_count = (select count(*) from main.${quoteIdent(model.name)}) as same_rows
+       from _lake.model_unique as u where u.model = ${quoteLiteral(model.name)}`,
+    );
+    return row?.sha256 === sqlHash(model) && row?.same_rows === true;
+  } catch {
+    return false;
+  }
 }
 
 /** An incremental model with nothing new changed nothing. */
@@ -261,8 +330,8 @@ export async function applyIncrementalAfter(
   model: ExtendingModel,
   sql: string,
   modes: ReadModes,
-  /** Records the newest value of the order column in a relation (`recordThrough`). */
-  record: (relation: string) => Promise<void>,
+  /** Records the newest value of the order column in a relation, and whether the delta's keys held. */
+  record: (relation: string, holds: boolean) => Promise<void>,
 ): Promise<'incremental' | 'unchanged' | undefined> {
   const [read] = await queryRows(
     db,
@@ -290,9 +359,9 @@ export async function applyIncrementalAfter(
       await noChanges(db, model);
       return 'unchanged';
     }
-    await applyDelta(db, model, withThis(sql, `main.${quoteIdent(model.name)}`));
+    const holds = await applyDelta(db, model, withThis(sql, `main.${quoteIdent(model.name)}`));
     // All of them later than what it had read: the newest of them is the newest it has read now.
-    await record(`temp.${narrowed}`);
+    await record(`temp.${narrowed}`, holds);
     return 'incremental';
   } finally {
     await db.run(`drop table temp.${narrowed}`);
@@ -373,4 +442,5 @@ export async function forgetHeld(db: DuckDBConnection, model: Model) {
   await db.run(`delete from _lake.model_sql where model = ${quoteLiteral(model.name)}`);
   await db.run(`delete from _lake.model_confirmed where model = ${quoteLiteral(model.name)}`);
   await db.run(`delete from _lake.model_through where model = ${quoteLiteral(model.name)}`);
+  await db.run(`delete from _lake.model_unique where model = ${quoteLiteral(model.name)}`);
 }

@@ -168,7 +168,10 @@ function copyOf(dataDir: string): string {
   return dir;
 }
 
-/** Every table and view of two warehouses, every schema: the same columns in order, the same rows. */
+/**
+ * Every table and view of two warehouses, every schema: the same columns in order, the same rows. But
+ * `_lake.model_unique`: which keys a build has seen hold depends on the builds before it, not on the rows.
+ */
 async function expectSameWarehouse(a: string, b: string) {
   await withDuckDB(':memory:', async (db) => {
     await db.run(`attach '${a}' as a (read_only)`);
@@ -177,7 +180,7 @@ async function expectSameWarehouse(a: string, b: string) {
       queryRows(
         db,
         `select table_schema, table_name, ordinal_position, column_name, data_type from information_schema.columns
-         where table_catalog = '${catalog}' order by all`,
+         where table_catalog = '${catalog}' and table_name <> 'model_unique' order by all`,
       );
     const described = await columns('a');
     expect(described).toEqual(await columns('b'));
