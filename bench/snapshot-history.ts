@@ -12,8 +12,9 @@
  * 4. --rounds cron rounds, each one more snapshot 15 minutes after the last (committed the same way)
  *    and a build of every model (validators_history extends its last build), then `--select
  *    validators_history` (that model built whole from every snapshot, as every build did before).
- * Prints, per size, validators_history's seconds extended and whole (medians, and their ratio), and the
- * other two marts' seconds in the cron builds.
+ * Prints, per size, validators_history's seconds extended and whole (medians, and their ratio), the
+ * other two marts' seconds in the cron builds, and `avalake test` after each cron build beside the one
+ * query of stg_validators' key it no longer runs every time (the build records that the key held).
  *
  * Usage: npx tsx bench/snapshot-history.ts [--snapshots 1000,10000] [--validators 1500] [--rounds 3] [--keep]
  */
@@ -31,6 +32,7 @@ import { lakePaths, type Partition } from '../src/load/layout.ts';
 import { acquireLock } from '../src/load/lock.ts';
 import { type BuildResult, buildWarehouse } from '../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../src/warehouse/duckdb.ts';
+import { runWarehouseTests } from '../src/warehouse/test.ts';
 import { median, ratio } from './lib/stats.ts';
 import { commitSelected, folderFiles, foldersOf } from './lib/synthetic-files.ts';
 
@@ -138,6 +140,9 @@ interface SizeResult {
   extended: number[];
   whole: number[];
   others: Map<string, number[]>;
+  /** `avalake test`'s checks after the cron build, and the one query of stg_validators' key it no longer runs. */
+  tests: number[];
+  grouped: number[];
 }
 
 async function measure(snapshots: number): Promise<SizeResult> {
@@ -161,7 +166,16 @@ async function measure(snapshots: number): Promise<SizeResult> {
     console.log(
       `${snapshots} snapshots: ${grown} rows grown, stg_validators ${rows} rows; full build ${full.toFixed(2)} s`,
     );
-    const result: SizeResult = { snapshots, rows, full, extended: [], whole: [], others: new Map() };
+    const result: SizeResult = {
+      snapshots,
+      rows,
+      full,
+      extended: [],
+      whole: [],
+      others: new Map(),
+      tests: [],
+      grouped: [],
+    };
     for (let round = 1; round <= ROUNDS; round++) {
       await commitSnapshots(dataDir, extracted, [-round, -round], copies);
       started = performance.now();
@@ -176,6 +190,22 @@ async function measure(snapshots: number): Promise<SizeResult> {
           ...(result.others.get(name) ?? []),
           secondsOf(cron, name)?.seconds ?? Number.NaN,
         ]);
+      started = performance.now();
+      const report = await runWarehouseTests({ dataDir });
+      result.tests.push(seconds(started));
+      const held = report.outcomes.find((o) => o.name.startsWith('unique stg_validators '));
+      if (!held?.message.includes('as the build recorded it'))
+        throw new Error(`stg_validators' key was grouped again: ${JSON.stringify(held)}`);
+      started = performance.now();
+      await withDuckDB(
+        join(dataDir, 'warehouse.duckdb'),
+        (db) =>
+          db.run(
+            'select count(*) from (select 1 from stg_validators group by subnet, node_id, snapshot_at having count(*) > 1)',
+          ),
+        { readOnly: true },
+      );
+      result.grouped.push(seconds(started));
       const whole = secondsOf(
         await buildWarehouse({ dataDir, select: 'validators_history' }),
         'validators_history',
@@ -183,7 +213,8 @@ async function measure(snapshots: number): Promise<SizeResult> {
       if (whole?.mode !== 'full') throw new Error(`--select validators_history was ${whole?.mode}`);
       result.whole.push(whole.seconds);
       console.log(
-        `  round ${round}: build ${cronSeconds.toFixed(2)} s, validators_history extended ${history.seconds.toFixed(3)} s, whole ${whole.seconds.toFixed(3)} s`,
+        `  round ${round}: build ${cronSeconds.toFixed(2)} s, validators_history extended ${history.seconds.toFixed(3)} s, whole ${whole.seconds.toFixed(3)} s; ` +
+          `tests ${result.tests.at(-1)?.toFixed(2)} s, stg_validators' key grouped ${result.grouped.at(-1)?.toFixed(2)} s`,
       );
     }
     return result;
@@ -211,6 +242,12 @@ try {
       )
         .map((m) => pad(median(r.others.get(m) ?? []).toFixed(3), m.length + 2))
         .join('  ')}`,
+    );
+  console.log('');
+  console.log(`${pad('snapshots', 9)} ${pad('tests s', 8)} ${pad("stg_validators' key grouped s", 30)}`);
+  for (const r of results)
+    console.log(
+      `${pad(r.snapshots, 9)} ${pad(median(r.tests).toFixed(2), 8)} ${pad(median(r.grouped).toFixed(2), 30)}`,
     );
   const [small, large] = [results[0], results.at(-1)];
   if (small && large && large !== small)
