@@ -93,8 +93,9 @@ select * from (values ${rows.join(',\n')}) as t(network, subnet, node_id, snapsh
 });
 
 /**
- * validators_history against the emulator's validators, extract after extract, the world and avalake's
- * clock moved a few days each time, so that validations end, start and gain delegations between builds.
+ * validators_history and stake_distribution_daily against the emulator's validators, extract after
+ * extract, the world and avalake's clock moved a few days each time, so that validations end, start and
+ * gain delegations between builds.
  */
 let emulator: Emulator;
 beforeAll(async () => {
