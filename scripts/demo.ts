@@ -3,10 +3,12 @@
 
 import { existsSync } from 'node:fs';
 import { run } from '../src/cli/run.ts';
-import { createEmulator, DEFAULT_SEED } from '../src/emulator/index.ts';
+import { createContinuedEmulator } from '../src/emulator/continued.ts';
+import { DEFAULT_SEED } from '../src/emulator/index.ts';
 
 const started = Date.now();
-const emulator = await createEmulator({ seed: DEFAULT_SEED, rateLimit: 'off' });
+// Run again on a later day, the same world goes on (its genesis is kept in data/).
+const emulator = await createContinuedEmulator('data', { seed: DEFAULT_SEED, rateLimit: 'off' });
 process.stdout.write(`emulator listening on ${emulator.url} (seed ${DEFAULT_SEED}, real clock)\n\n`);
 let code: number;
 try {

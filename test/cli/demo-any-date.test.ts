@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli/run.ts';
 import { createClock } from '../../src/emulator/clock.ts';
+import { createContinuedEmulator, GENESIS_FILE } from '../../src/emulator/continued.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import { createEmulator, DEFAULT_SEED } from '../../src/emulator/index.ts';
 import { createWorld } from '../../src/emulator/world/index.ts';
@@ -94,4 +95,48 @@ describe('the demo on any date', () => {
     },
     240_000,
   );
+
+  // `npm run demo` today and again tomorrow: the second world must be the first one, a day on, or the
+  // snapshot it takes disagrees with the staking transactions the first run stored.
+  it('runs again a day later on the same world (its genesis kept in the data directory): exit 0 both times', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'avalake-demo-')), 'data');
+    const runOn = async (at: number) => {
+      vi.useFakeTimers({ toFake: ['Date'], now: at * 1000, shouldAdvanceTime: true });
+      const emulator = await createContinuedEmulator(dataDir, {
+        seed: DEFAULT_SEED,
+        clock: `fixed:${at}`,
+        rateLimit: 'off',
+      });
+      const printed: string[] = [];
+      const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+        printed.push(String(chunk));
+        return true;
+      });
+      try {
+        const code = await run(
+          {
+            pipeline: DEMO,
+            dataDir,
+            baseUrl: emulator.url,
+            metricsUrl: emulator.url,
+            nodeUrl: `${emulator.url}/fuji`,
+            streams: 'validators,staking_transactions,validator_delegators',
+            json: true,
+            quiet: true,
+          },
+          {},
+        );
+        const report = JSON.parse(printed.join('')) as { test: { failed: { name: string }[] } };
+        return { code, failed: report.test.failed.map((f) => f.name) };
+      } finally {
+        write.mockRestore();
+        await emulator.close();
+        vi.useRealTimers();
+      }
+    };
+    const first = WRITTEN + 30 * DAY;
+    expect(await runOn(first)).toEqual({ code: 0, failed: [] });
+    expect(readFileSync(join(dataDir, GENESIS_FILE), 'utf8')).toMatch(/^\d{4}-\d{2}-\d{2}\n$/);
+    expect(await runOn(first + DAY + 3600)).toEqual({ code: 0, failed: [] });
+  }, 240_000);
 });
