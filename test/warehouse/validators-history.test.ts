@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
@@ -171,3 +171,35 @@ it('validators_history and stake_distribution_daily extend the last build with t
   expect(modeOf(after, 'stake_distribution_daily')).toBe('incremental');
   await compare();
 }, 240_000);
+
+it('stake_distribution_daily is built whole when a supply read arrives older than the newest snapshot it read, and equals a build from scratch', async () => {
+  const w = demoWorkspace(emulator);
+  vi.useFakeTimers({ toFake: ['Date'] });
+  const extractAt = async (at: number, streams: string) => {
+    vi.setSystemTime(at * 1000);
+    expect((await extractOnce(w.pipelinePath, w.dataDir, { streams })).status).toBe('ok');
+  };
+  const start = TEST_EPOCH + 20 * DAY;
+  emulator.advance(20 * DAY);
+  await extractAt(start, 'validators,current_supply');
+  await buildWarehouse({ dataDir: w.dataDir });
+  emulator.advance(3 * DAY);
+  await extractAt(start + 3 * DAY, 'validators');
+  expect(modeOf(await buildWarehouse({ dataDir: w.dataDir }), 'stake_distribution_daily')).toBe(
+    'incremental',
+  );
+  // The supply read by a host whose clock is two days behind: older than the newest validators snapshot.
+  await extractAt(start + DAY, 'current_supply');
+  // From the last build, which read that snapshot (the generation before it had not, and for it the
+  // supply is not late: it extends, as right).
+  rmSync(join(w.dataDir, 'warehouse.duckdb.previous'));
+  const late = await buildWarehouse({ dataDir: w.dataDir });
+  expect(late.startedFrom).toBe('copy');
+  expect(modeOf(late, 'stg_current_supply')).toBe('incremental');
+  expect(modeOf(late, 'validators_history')).toBe('unchanged');
+  expect(modeOf(late, 'stake_distribution_daily')).toBe('full');
+  const extendedFile = join(w.dir, 'extended.duckdb');
+  copyFileSync(join(w.dataDir, 'warehouse.duckdb'), extendedFile);
+  await buildWarehouse({ dataDir: w.dataDir, fromScratch: true });
+  await expectSameWarehouse(extendedFile, join(w.dataDir, 'warehouse.duckdb'));
+}, 120_000);
