@@ -8,7 +8,7 @@ import {
   LockHeldError,
   StorageUnavailableError,
 } from '../load/index.ts';
-import { errnoReason } from '../warehouse/output.ts';
+import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { EXIT } from './exit.js';
 import { createRunOutput, type RunOutput } from './progress-display.ts';
 import { untilSignal } from './until-signal.ts';
@@ -166,9 +166,6 @@ export function outputOf(
 
 export const redactorOf = (config: ExtractConfig) => redactor(config.apiKey ? [config.apiKey] : []);
 
-/** Errno codes of a device that cannot take more (or failed): the run fails, the next one continues. */
-const DEVICE_FAILURES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO']);
-
 /** One extract run of a resolved configuration: its exit code, and its summary when it ran. */
 export async function extractWith(
   config: ExtractConfig,
@@ -215,14 +212,16 @@ export async function extractWith(
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
       return { code: EXIT.failed, error: redact(error.message), ...stopped };
     }
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined && DEVICE_FAILURES.has(code)) {
+    // A device that cannot take more (or failed): the run fails, the next one continues.
+    const device = deviceFailureCode(error);
+    if (device !== undefined) {
       const message =
-        `writing the lake in ${config.dataDir} failed: ${errnoReason(error)}; what was committed stays, ` +
+        `writing the lake in ${config.dataDir} failed: ${errnoReason({ code: device })}; what was committed stays, ` +
         'and the next run continues from it once the device has room';
       process.stderr.write(`avalake: ${message}\n`);
       return { code: EXIT.failed, error: message, ...stopped };
     }
+    const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
       process.stderr.write(
         `avalake: the data directory ${config.dataDir} is not writable (${code}); choose another with --data-dir\n`,

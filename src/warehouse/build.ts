@@ -28,7 +28,7 @@ import { writePartitions } from './lake-partitions.ts';
 import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
-import { errnoReason } from './output.ts';
+import { deviceFailureCode, errnoReason } from './output.ts';
 import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
 import { forgetPrevious, keepAsPrevious, previousOf, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
@@ -125,25 +125,13 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   }
 }
 
-/** How DuckDB words a device's refusal to write (it gives no errno code), and the code it stands for. */
-const DEVICE_WORDS: readonly [RegExp, string][] = [
-  [/No space left on device/i, 'ENOSPC'],
-  [/Disk quota exceeded/i, 'EDQUOT'],
-  [/File too large/i, 'EFBIG'],
-  [/Input\/output error/i, 'EIO'],
-];
-
 /**
  * A build stopped by its device (full, over quota or a file size limit, failing) as one line that says
  * so: the build wrote aside, so the warehouse is the last build's, and nothing is to be fixed in the
  * models or the lake. Undefined for any other failure.
  */
 function deviceFailure(error: unknown, dir: string): Error | undefined {
-  const errno = (error as NodeJS.ErrnoException).code;
-  const message = (error as Error).message ?? '';
-  const code = DEVICE_WORDS.some(([, c]) => c === errno)
-    ? errno
-    : DEVICE_WORDS.find(([words]) => words.test(message))?.[1];
+  const code = deviceFailureCode(error);
   if (code === undefined) return undefined;
   return new Error(
     `writing the warehouse in ${dir} failed: ${errnoReason({ code })}; the warehouse is unchanged, and the next build starts again once the device has room`,

@@ -28,6 +28,25 @@ export function errnoReason(error: unknown): string {
   return REASONS[code] ? `${REASONS[code]} (${code})` : (error as Error).message;
 }
 
+/**
+ * A device that cannot take more, or failed (full, over quota, a file size limit, EIO): its errno code,
+ * as an errno error carries it or as DuckDB words it (DuckDB gives no code). Undefined for any other
+ * error. What was written before stays; the next run continues once the device has room.
+ */
+export function deviceFailureCode(error: unknown): string | undefined {
+  const errno = (error as NodeJS.ErrnoException).code;
+  if (DEVICE_WORDS.some(([, code]) => code === errno)) return errno;
+  const message = (error as Error).message ?? '';
+  return DEVICE_WORDS.find(([words]) => words.test(message))?.[1];
+}
+
+const DEVICE_WORDS: readonly [RegExp, string][] = [
+  [/No space left on device/i, 'ENOSPC'],
+  [/Disk quota exceeded/i, 'EDQUOT'],
+  [/File too large/i, 'EFBIG'],
+  [/Input\/output error/i, 'EIO'],
+];
+
 /** Whether an errno error is one a different path or its permissions would fix. */
 export const isUserFixable = (error: unknown): boolean =>
   USER_FIXABLE.has((error as NodeJS.ErrnoException).code ?? '');
