@@ -24,15 +24,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { demoPipelineOf } from '../src/emulator/demo-pipeline.ts';
 import { createEmulator } from '../src/emulator/index.ts';
-import { resolveExtractConfig } from '../src/extract/config.ts';
-import { createHttpClient } from '../src/extract/http.ts';
-import { runExtract } from '../src/extract/run.ts';
 import { createCommitLog } from '../src/load/commit.ts';
 import { lakePaths, type Partition } from '../src/load/layout.ts';
 import { acquireLock } from '../src/load/lock.ts';
 import { type BuildResult, buildWarehouse } from '../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../src/warehouse/duckdb.ts';
 import { runWarehouseTests } from '../src/warehouse/test.ts';
+import { TEST_EPOCH } from '../test/helpers/emulator.ts';
+import { extractOnce } from '../test/helpers/extract.ts';
 import { median, ratio } from './lib/stats.ts';
 import { commitSelected, folderFiles, foldersOf } from './lib/synthetic-files.ts';
 
@@ -52,27 +51,19 @@ if (SIZES.some((n) => !Number.isInteger(n) || n < 1) || !Number.isInteger(ROUNDS
   process.exit(2);
 }
 
-/** 2026-11-02 00:00 UTC, the tests' epoch: the same world every run. */
-const EPOCH = 1_793_577_600;
 const STEP_SECONDS = 15 * 60;
 const STREAMS = ['validators', 'rewards', 'delegators', 'staking_transactions', 'current_supply'];
 const MARTS = ['validators_history', 'apr_realized', 'stake_distribution_daily'];
 const seconds = (since: number) => (performance.now() - since) / 1000;
 const pad = (v: string | number, n: number) => String(v).padStart(n);
 
-const emulator = await createEmulator({ clock: `fixed:${EPOCH}`, rateLimit: 'off', seed: 7 });
+const emulator = await createEmulator({ clock: `fixed:${TEST_EPOCH}`, rateLimit: 'off', seed: 7 });
 
 async function extract(dir: string, dataDir: string, streams: readonly string[]) {
   const path = join(dir, 'pipeline.json');
   writeFileSync(path, JSON.stringify(demoPipelineOf(emulator.truth, 'fuji', emulator.url)));
-  const config = await resolveExtractConfig({ pipeline: path, dataDir, streams: streams.join(',') }, {});
-  const http = createHttpClient({ userAgent: 'avalake/bench' });
-  try {
-    const run = await runExtract({ pipeline: config.pipeline, streams: config.streams, dataDir, http });
-    if (run.status !== 'ok') throw new Error(`extract of ${streams.join(', ')}: ${run.status}`);
-  } finally {
-    await http.close();
-  }
+  const run = await extractOnce(path, dataDir, { streams: streams.join(',') });
+  if (run.status !== 'ok') throw new Error(`extract of ${streams.join(', ')}: ${run.status}`);
 }
 
 /** The extracted validators snapshot: each folder's partition and files, as one `read_parquet`. */

@@ -30,9 +30,7 @@ import { parseArgs } from 'node:util';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { demoPipelineOf } from '../src/emulator/demo-pipeline.ts';
 import { createEmulator } from '../src/emulator/index.ts';
-import { resolveExtractConfig } from '../src/extract/config.ts';
-import { createHttpClient } from '../src/extract/http.ts';
-import { type RunSummary, runExtract } from '../src/extract/run.ts';
+import type { RunSummary } from '../src/extract/run.ts';
 import { STREAMS } from '../src/extract/streams/index.ts';
 import { createCommitLog } from '../src/load/commit.ts';
 import { FOLDER_KEYS, lakePaths } from '../src/load/layout.ts';
@@ -40,6 +38,8 @@ import { acquireLock } from '../src/load/lock.ts';
 import { buildWarehouse, MODELS_AT_ONCE } from '../src/warehouse/build.ts';
 import { queryRows, quoteIdent, withDuckDB } from '../src/warehouse/duckdb.ts';
 import { loadModels, type Model } from '../src/warehouse/models.ts';
+import { TEST_EPOCH } from '../test/helpers/emulator.ts';
+import { extractOnce } from '../test/helpers/extract.ts';
 import { median, ratio } from './lib/stats.ts';
 import { commitSelected, folderFiles, foldersOf } from './lib/synthetic-files.ts';
 
@@ -54,7 +54,6 @@ const TARGET_ROWS = Number(values.rows);
 const CONCURRENCY = Number(values.concurrency);
 const TARGET_SECONDS = 10;
 const MART_SHARE_LIMIT = 1 / 3;
-const TEST_EPOCH = 1_793_577_600; // 2026-11-02T00:00:00Z
 /** evm_blocks reads one day of blocks (~79k), not the world's month (2.4M), so it keeps its share. */
 const EVM_BLOCKS_START = '2026-11-01';
 
@@ -90,13 +89,7 @@ async function extract(only: readonly string[], start?: string): Promise<RunSumm
   const pipeline = { ...demoPipelineOf(emulator.truth, 'fuji', emulator.url), ...(start ? { start } : {}) };
   const path = join(dir, 'pipeline.json');
   writeFileSync(path, JSON.stringify(pipeline));
-  const config = await resolveExtractConfig({ pipeline: path, dataDir, streams: only.join(',') }, {});
-  const http = createHttpClient({ userAgent: 'avalake/bench' });
-  try {
-    return await runExtract({ pipeline: config.pipeline, streams: config.streams, dataDir, http });
-  } finally {
-    await http.close();
-  }
+  return extractOnce(path, dataDir, { streams: only.join(',') });
 }
 
 /** The staging model reading a stream, and the key it keeps one row per (its `newest` call's). */
