@@ -186,7 +186,9 @@ export async function detachScratch(db: DuckDBConnection) {
 }
 
 /** The rows a build changed in an incremental model (old versions and new), for the models built on it. */
-export const changedRowsOf = (model: string) => `${SCRATCH}.main.${quoteIdent(`changed_${model}`)}`;
+export const changedRowsOf = (model: string) => `${SCRATCH}.main.${quoteIdent(changedTable(model))}`;
+
+const changedTable = (model: string) => `changed_${model}`;
 
 /**
  * Adds `delta` (the model computed over new files) to the model: its keys replace the old versions. The
@@ -372,7 +374,7 @@ export async function applyIncrementalAfter(
 async function changedColumns(db: DuckDBConnection, model: string): Promise<string[] | undefined> {
   const rows = await queryRows(
     db,
-    `select column_name from duckdb_columns() where database_name = ${quoteLiteral(SCRATCH)} and table_name = ${quoteLiteral(`changed_${model}`)}`,
+    `select column_name from duckdb_columns() where database_name = ${quoteLiteral(SCRATCH)} and table_name = ${quoteLiteral(changedTable(model))}`,
   );
   return rows.length === 0 ? undefined : rows.map((r) => String(r.column_name));
 }

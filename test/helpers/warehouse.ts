@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { WAREHOUSE_FILE } from '../../src/warehouse/build.ts';
+import { type BuildResult, WAREHOUSE_FILE } from '../../src/warehouse/build.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
 /** Runs a query on a data directory's built warehouse, read-only; DECIMALs come back as exact strings. */
 export const queryWarehouse = (dataDir: string, sql: string): Promise<Record<string, unknown>[]> =>
   withDuckDB(join(dataDir, WAREHOUSE_FILE), (db) => queryRows(db, sql), { readOnly: true });
+
+/** How a build built a model: full, incremental or unchanged (undefined: not built). */
+export const modeOf = (result: BuildResult, name: string) => result.built.find((b) => b.name === name)?.mode;
 
 /** The UTC day (YYYY-MM-DD) of a Unix time in seconds. */
 export const utcDay = (seconds: number): string => new Date(seconds * 1000).toISOString().slice(0, 10);

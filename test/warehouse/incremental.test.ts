@@ -8,7 +8,7 @@ import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { expectSameWarehouse } from '../helpers/warehouse.ts';
+import { expectSameWarehouse, modeOf } from '../helpers/warehouse.ts';
 
 /** Incremental models (rewards, UTXOs, metrics, delegators, ICM) beside ones built whole (ERC-20, validators). */
 const STREAMS = 'rewards,utxos,metrics,delegators,icm_messages,erc20_transfers,validators';
@@ -19,8 +19,6 @@ beforeAll(async () => {
   emulator = await startEmulator();
 });
 afterAll(() => emulator.close());
-
-const modeOf = (result: BuildResult, name: string) => result.built.find((b) => b.name === name)?.mode;
 
 it('an incremental build after small extracts, across a compaction, equals a build from scratch', async () => {
   const w = demoWorkspace(emulator);

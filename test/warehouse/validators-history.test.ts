@@ -6,7 +6,7 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
 import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { expectSameWarehouse, queryWarehouse } from '../helpers/warehouse.ts';
+import { expectSameWarehouse, modeOf, queryWarehouse } from '../helpers/warehouse.ts';
 
 /**
  * validators_history over a hand-written stg_validators (no lake): each version of a validator's state
@@ -107,7 +107,6 @@ afterEach(() => {
 });
 
 const DAY = 86_400;
-const modeOf = (result: BuildResult, name: string) => result.built.find((b) => b.name === name)?.mode;
 
 it('validators_history and stake_distribution_daily extend the last build with the new snapshots alone, to the tables a build from scratch makes; an older snapshot arriving late rebuilds them whole', async () => {
   const w = demoWorkspace(emulator);
