@@ -9,12 +9,14 @@ import type { LakeStorage } from './storage.ts';
  * Confirmations of unchanged snapshots (when an answer was still true) grow with every run, so they do
  * not stay in a stream's state: folding writes the pending ones as a Parquet file of the stream's
  * bookkeeping (`_confirmations/<stream>/`), which the state then lists among its files, and merges them
- * into one once MERGE_FILES pile up, so a stream keeps at most that many. The state's rename commits it
- * all; files no state names are removed when the lake opens.
+ * into one once MERGE_FILES pile up, so a stream keeps at most that many (a merged file names the files
+ * it replaces, as a compaction's do). The state's rename commits it all; files no state names are
+ * removed when the lake opens.
  *
  * Note: a merge rewrites every confirmation of the stream. They are tiny (a partition id, two times):
- * a year of 15-minute runs over a dozen partitions is a few hundred thousand rows, a few MB, rewritten
- * once every MERGE_FILES folds; size tiers would bound that work but keep several times more files.
+ * a year of 15-minute runs over a hundred partitions is a few million rows, tens of MB, rewritten once
+ * every MERGE_FILES - 1 folds (every 48 runs at the default fold); size tiers would bound that work but
+ * keep several times more files. The warehouse does not read a merged file again (warehouse/confirmations.ts).
  */
 
 export const CONFIRMATIONS_TABLE = 'confirmations';
@@ -33,9 +35,11 @@ const fileOf = (stream: string, seq: number, n: number) =>
   `${folderOf(stream)}/part-${seqText(seq)}-${n}.parquet`;
 
 /**
- * Moves the state's pending confirmations into a new file (and merges the stream's files into one when
- * it has MERGE_FILES of them), updating `state` in place. Returns the files the new state no longer names,
- * to delete once it is durable.
+ * Moves the state's pending confirmations into a new file, updating `state` in place. The stream's
+ * files are merged into one first when MERGE_FILES of them have piled up: the new file stays out of the
+ * merge, so the merged file holds only confirmations a warehouse build could have read already, and the
+ * build, which follows the merge through `replaces`, reads just the new file. Returns the files the new
+ * state no longer names, to delete once it is durable.
  */
 export async function foldConfirmations(storage: LakeStorage, state: StreamState): Promise<string[]> {
   const pending = [...state.partitions.values()].flatMap((p) =>
@@ -46,6 +50,7 @@ export async function foldConfirmations(storage: LakeStorage, state: StreamState
     })),
   );
   if (pending.length === 0) return [];
+  const replaced = await mergeWhenMany(storage, state);
   // Loaded when a fold has confirmations to write: a run of other streams never loads Arrow or
   // parquet-wasm on this thread.
   const [{ createRecordBatchBuilder }, { encodeParquetFile }] = await Promise.all([
@@ -59,23 +64,20 @@ export async function foldConfirmations(storage: LakeStorage, state: StreamState
   await storage.write(path, bytes);
   state.files.push({ path, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
   for (const p of state.partitions.values()) p.confirmations = [];
-
-  const full = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
-  if (full.length >= MERGE_FILES) {
-    const merged = fileOf(state.stream, state.seq, 1);
-    const written = await mergeLakeFiles(
-      storage,
-      full.map((f) => f.path),
-      merged,
-    );
-    const replaced = new Set(full.map((f) => f.path));
-    state.files = state.files.filter((f) => !replaced.has(f.path));
-    state.files.push({ path: merged, table: CONFIRMATIONS_TABLE, seq: state.seq, ...written });
-    await storage.sync(folderOf(state.stream));
-    return [...replaced];
-  }
   await storage.sync(folderOf(state.stream));
-  return [];
+  return replaced;
+}
+
+/** Merges the stream's confirmation files into one once there are MERGE_FILES; returns the files replaced. */
+async function mergeWhenMany(storage: LakeStorage, state: StreamState): Promise<string[]> {
+  const files = state.files.filter((f) => f.table === CONFIRMATIONS_TABLE);
+  if (files.length < MERGE_FILES) return [];
+  const replaces = files.map((f) => f.path);
+  const merged = fileOf(state.stream, state.seq, 1);
+  const written = await mergeLakeFiles(storage, replaces, merged);
+  state.files = state.files.filter((f) => f.table !== CONFIRMATIONS_TABLE);
+  state.files.push({ path: merged, table: CONFIRMATIONS_TABLE, seq: state.seq, replaces, ...written });
+  return replaces;
 }
 
 /** Deletes confirmation files no state names: a fold that never committed, or files a merge replaced. */

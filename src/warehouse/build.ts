@@ -2,6 +2,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../load/index.ts';
+import { syncConfirmations } from './confirmations.ts';
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import {
   applyDelta,
@@ -25,7 +26,7 @@ import {
   sameSql,
 } from './incremental.ts';
 import { writePartitions } from './lake-partitions.ts';
-import { dataFilesOf, type LakeSources, lakeSources, withLake, writeConfirmations } from './lake-sources.ts';
+import { dataFilesOf, type LakeSources, lakeSources, withLake } from './lake-sources.ts';
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { deviceFailureCode, errnoReason } from './output.ts';
@@ -170,7 +171,7 @@ async function buildAside(
     const database = await openDuckDB(aside);
     try {
       const db = await database.connect();
-      await writeConfirmations(db, lake);
+      await syncConfirmations(db, lake);
       await writePartitions(db, lake);
       await ensureBookkeeping(db);
       await attachScratch(db);

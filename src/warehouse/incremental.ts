@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LiveFile } from '../load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from './duckdb.ts';
+import { type HeldTrace, traceHeldFiles } from './held-files.ts';
 import { dataFilesOf, type LakeSources } from './lake-sources.ts';
 import type { Model } from './models.ts';
 import { withThis } from './templates.ts';
@@ -142,32 +143,16 @@ export async function keepsWhole(db: DuckDBConnection, model: Model, lake: LakeS
   return (await planIncremental(db, model, lake, true)).kind === 'unchanged';
 }
 
-/** The live files of its stream the model does not hold, and the files it holds that are no longer live. */
-async function traceHeld(
-  db: DuckDBConnection,
-  model: Model,
-  lake: LakeSources,
-): Promise<{ fresh: LiveFile[]; gone: string[] }> {
-  const held = new Set(
-    (await queryRows(db, `select path from _lake.model_files where model = ${quoteLiteral(model.name)}`)).map(
-      (r) => String(r.path),
-    ),
+/** What a model holds of its stream's live files (`_lake.model_files`), followed through merges. */
+async function traceHeld(db: DuckDBConnection, model: Model, lake: LakeSources): Promise<HeldTrace> {
+  const held = await queryRows(
+    db,
+    `select path from _lake.model_files where model = ${quoteLiteral(model.name)}`,
   );
-  const live = dataFilesOf(lake, model.lakeStreams[0] as string);
-  let fresh = live.filter((f) => !held.has(f.path));
-  // A merged file whose inputs are all held is held: its rows are already in the model.
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const file of fresh)
-      if (file.replaces?.every((p) => held.has(p))) {
-        for (const p of file.replaces) held.delete(p);
-        held.add(file.path);
-        changed = true;
-      }
-    fresh = fresh.filter((f) => !held.has(f.path));
-  }
-  const livePaths = new Set(live.map((f) => f.path));
-  return { fresh, gone: [...held].filter((p) => !livePaths.has(p)) };
+  return traceHeldFiles(
+    held.map((r) => String(r.path)),
+    dataFilesOf(lake, model.lakeStreams[0] as string),
+  );
 }
 
 /**

@@ -1,12 +1,5 @@
 import { dirname, join } from 'node:path';
-import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
-import {
-  hasConfirmations,
-  type LiveFile,
-  partitionId,
-  readLakeState,
-  type StreamState,
-} from '../load/index.ts';
+import { hasConfirmations, type LiveFile, readLakeState, type StreamState } from '../load/index.ts';
 import { quoteLiteral } from './duckdb.ts';
 import { replaceLakeRefs } from './templates.ts';
 
@@ -25,36 +18,8 @@ export async function lakeSources(lakeDir: string, catalog?: string): Promise<La
 export const dataFilesOf = (lake: LakeSources, stream: string): LiveFile[] =>
   (lake.streams.get(stream)?.files ?? []).filter((f) => f.table === 'data');
 
-/** Unchanged snapshots, recorded without rows: the rows they repeat are read again at these times. */
-const CONFIRMATIONS = '_lake.snapshot_confirmations';
-
-/** The warehouse's own bookkeeping lives in the `_lake` schema, beside the models. */
-export async function writeConfirmations(db: DuckDBConnection, lake: LakeSources) {
-  await db.run('create schema if not exists _lake');
-  await db.run(
-    `create or replace table ${CONFIRMATIONS} (stream varchar, "partition" varchar, snapshot_at timestamptz, confirmed_at timestamptz)`,
-  );
-  const appender = await db.createAppender('snapshot_confirmations', '_lake');
-  for (const [stream, state] of lake.streams)
-    for (const p of state.partitions.values())
-      for (const [confirmedAt, snapshotAt] of p.confirmations) {
-        appender.appendVarchar(stream);
-        appender.appendVarchar(partitionId(p.partition));
-        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(snapshotAt) * 1000n));
-        appender.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(confirmedAt) * 1000n));
-        appender.endRow();
-      }
-  appender.closeSync();
-  // Confirmations folded out of the commit log's state live in its Parquet files.
-  for (const [stream, state] of lake.streams) {
-    const files = state.files.filter((f) => f.table === 'confirmations');
-    if (files.length === 0) continue;
-    const paths = files.map((f) => quoteLiteral(join(lake.lakeDir, ...f.path.split('/'))));
-    await db.run(
-      `insert into ${CONFIRMATIONS} select ${quoteLiteral(stream)}, "partition", snapshotAt, confirmedAt from read_parquet([${paths.join(', ')}])`,
-    );
-  }
-}
+/** Unchanged snapshots, recorded without rows: the rows they repeat are read again at these times (confirmations.ts). */
+export const CONFIRMATIONS = '_lake.snapshot_confirmations';
 
 /** What an incremental build reads of a stream: its new files, and confirmations newer than a time (ms). */
 export interface StreamDelta {
