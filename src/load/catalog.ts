@@ -193,8 +193,10 @@ export async function openCatalog(
     shared: true,
 
     async streams() {
+      // Every stream with a commit has a partition's head (a compaction follows data commits) or a
+      // folded state: one row per partition, where the commit records, kept, grow with every run.
       const { rows } = await pool.query<{ stream: string }>(
-        'select stream from avalake.states union select distinct stream from avalake.commits order by 1',
+        'select stream from avalake.states union select stream from avalake.heads order by 1',
       );
       return rows.map((r) => r.stream);
     },
