@@ -35,6 +35,10 @@ create table if not exists avalake.commits (
   unique (stream, seq)
 );
 create index if not exists commits_by_partition on avalake.commits (stream, partition_id, commit_id);
+-- When the record was written, by the server's clock (writers' clocks may differ): folded records are
+-- deleted by age (catalog.ts).
+alter table avalake.commits add column if not exists written_at timestamptz not null default clock_timestamp();
+create index if not exists commits_by_age on avalake.commits (stream, written_at);
 create table if not exists avalake.heads (
   stream text not null,
   partition_id text not null,

@@ -26,7 +26,8 @@ import { type CommitRecord, isCompaction, parseCommitRecord, parseState, seriali
  *
  * - Commit records go in `commits`, one transaction each, with a compare-and-set on the partition's
  *   newest commit (`heads`): two writers can never both advance a partition, so its commits form one
- *   chain. Records are kept; a folded `states` row says up to which commit it covers.
+ *   chain. A folded `states` row says up to which commit it covers; the records it covers are kept
+ *   for KEEP_FOLDED_DAYS (each partition's recent chain can be audited), then deleted as streams fold.
  * - A writer is a run (`runs`) with a heartbeat. A run whose heartbeat is older than the lease time is
  *   gone: its partitions can be claimed by others and its staged files rolled forward or discarded.
  * - `leases`: which run extracts which partition. A partition finished after a run started is not
@@ -34,6 +35,14 @@ import { type CommitRecord, isCompaction, parseCommitRecord, parseState, seriali
  * - Session advisory locks per stream: commits hold one shared (from their record until their files
  *   are moved in), compaction and folding hold it alone.
  */
+
+/**
+ * Days a folded commit record is kept. Nothing reads one again but an audit of the chain: a run reads
+ * a stream's state and the records after it, and then another writer's newer records of a partition it
+ * claims (`loadPartition`), all written after the run started. So a record goes only once it is folded,
+ * this old, and older than every live run.
+ */
+export const KEEP_FOLDED_DAYS = 7;
 
 /** How long a run's heartbeat stays valid; `AVALAKE_LEASE_SECONDS` overrides it (tests shorten it). */
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -291,12 +300,31 @@ export async function openCatalog(
     },
 
     async writeState(state) {
-      // Records stay (each partition's chain can be audited); the state says up to where it covers them.
-      await query(
-        `insert into avalake.states (stream, through_commit, state) values ($1, $2, $3)
-         on conflict (stream) do update set through_commit = excluded.through_commit, state = excluded.state`,
-        [state.stream, loadedThrough.get(state.stream) ?? 0, serializeState(state)],
-      );
+      const through = loadedThrough.get(state.stream) ?? 0;
+      const { client, release } = await connect();
+      try {
+        await client.query('begin');
+        await client.query(
+          `insert into avalake.states (stream, through_commit, state) values ($1, $2, $3)
+           on conflict (stream) do update set through_commit = excluded.through_commit, state = excluded.state`,
+          [state.stream, through, serializeState(state)],
+        );
+        // Without it the table grows by every commit of every run (~8M records a year at 225 partitions).
+        await client.query(
+          `delete from avalake.commits
+           where stream = $1 and commit_id <= $2
+             and written_at < clock_timestamp() - make_interval(days => $3)
+             and written_at < coalesce(
+               (select min(live.started_at) from avalake.runs live where ${runs.isLive('live.run_id')}), 'infinity')`,
+          [state.stream, through, KEEP_FOLDED_DAYS],
+        );
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        release();
+      }
     },
 
     async abandoned(_stream, seqs) {

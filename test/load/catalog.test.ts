@@ -213,6 +213,73 @@ describe('a PostgreSQL catalog', () => {
     }
   });
 
+  it('deletes folded records once a week old and older than every live run; the lake reads the same', async () => {
+    const a = await openWriter('run-a');
+    const commitNext = async () => {
+      const next = (a.readCheckpoint(STREAM, partition)?.next as number | undefined) ?? 0;
+      const flush = a.begin({ stream: STREAM, partition, schema });
+      await flush.append(rowsFrom(next, 1));
+      await flush.commit({ next: next + 1 });
+    };
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    const seqs = async () =>
+      (
+        await admin.query<{ seq: string }>(
+          'select seq from avalake.commits where stream = $1 and partition_id is not null order by seq',
+          [STREAM],
+        )
+      ).rows.map((r) => Number(r.seq));
+    const age = (sql: string, params: unknown[] = []) => admin.query(sql, params);
+    try {
+      for (let i = 0; i < 5; i++) await commitNext();
+      await a.compact('all'); // folds: the records stay, a day old or not
+      const first = await seqs();
+      expect(first).toHaveLength(5);
+
+      // A week and a day later, by the server's clock: the next fold deletes what is folded.
+      await age("update avalake.commits set written_at = written_at - interval '8 days'");
+      await commitNext();
+      await commitNext();
+      await a.compact('all');
+      const kept = await seqs();
+      expect(kept).toHaveLength(2);
+      expect(kept.every((seq) => seq > Math.max(...first))).toBe(true);
+
+      // A live run older than the records keeps them: it may still ask for a partition's newer ones.
+      const b = await openWriter('run-b');
+      await age(
+        "update avalake.runs set started_at = started_at - interval '10 days' where run_id = 'run-b'",
+      );
+      await age("update avalake.commits set written_at = written_at - interval '8 days'");
+      await commitNext();
+      await a.compact('all');
+      const guarded = await seqs();
+      expect(guarded).toHaveLength(3);
+      expect(guarded.slice(0, 2)).toEqual(kept);
+      await b.close();
+      await ageHeartbeat('run-b'); // gone (here, closed too): it reads nothing more
+      await commitNext();
+      await a.compact('all');
+      const last = await seqs();
+      expect(last).toHaveLength(2);
+      expect(last.every((seq) => seq > Math.max(...kept))).toBe(true);
+    } finally {
+      await admin.end();
+    }
+
+    // The lake is whole: every row, and the partition's state counts every commit.
+    expect(await ids()).toEqual(Array.from({ length: 9 }, (_, i) => i));
+    const state = (await readLakeState(dataDir, catalog)).get(STREAM);
+    expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({
+      commits: 9,
+      rows: 9,
+      checkpoint: { next: 9 },
+    });
+    const again = await openWriter('run-c');
+    expect(again.readCheckpoint(STREAM, partition)).toEqual({ next: 9 });
+  });
+
   it('keeps one compute-unit allowance per host for every worker: what one takes, the others cannot', async () => {
     const a = (await openWriter('run-a')).allowance;
     const b = (await openWriter('run-b')).allowance;
