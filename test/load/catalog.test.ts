@@ -244,6 +244,12 @@ describe('a PostgreSQL catalog', () => {
       await a.compact('all');
       const kept = await seqs();
       expect(kept).toHaveLength(2);
+      // The deleted records' seqs go too; the kept ones' stay.
+      const numbered = await admin.query<{ seq: string }>(
+        'select seq from avalake.seqs where seq = any($1::bigint[])',
+        [[...first, ...kept]],
+      );
+      expect(numbered.rows.map((r) => Number(r.seq)).sort((x, y) => x - y)).toEqual(kept);
       expect(kept.every((seq) => seq > Math.max(...first))).toBe(true);
 
       // A live run older than the records keeps them: it may still ask for a partition's newer ones.
