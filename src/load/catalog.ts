@@ -43,6 +43,11 @@ import { type CommitRecord, isCompaction, parseCommitRecord, parseState, seriali
  * this old, and older than every live run.
  */
 export const KEEP_FOLDED_DAYS = 7;
+/**
+ * Records a fold deletes at most. A fold holds its stream alone; a backlog (a catalog from before records
+ * were deleted, a week of stopped writers) goes over the next folds instead of in one long delete.
+ */
+export const DELETE_AT_ONCE = 20_000;
 
 /** How long a run's heartbeat stays valid; `AVALAKE_LEASE_SECONDS` overrides it (tests shorten it). */
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -313,15 +318,17 @@ export async function openCatalog(
         // Their seqs' rows go with them: a seq is fenced or committed once, long before.
         await client.query(
           `with gone as (
-             delete from avalake.commits
-             where stream = $1 and commit_id <= $2
-               and written_at < clock_timestamp() - make_interval(days => $3)
-               and written_at < coalesce(
-                 (select min(live.started_at) from avalake.runs live where ${runs.isLive('live.run_id')}), 'infinity')
+             delete from avalake.commits where commit_id in (
+               select commit_id from avalake.commits
+               where stream = $1 and commit_id <= $2
+                 -- One bound (now(), not the volatile clock), so the index by age finds the rows.
+                 and written_at < least(now() - make_interval(days => $3), coalesce(
+                   (select min(live.started_at) from avalake.runs live where ${runs.isLive('live.run_id')}), 'infinity'))
+               limit $4)
              returning seq
            )
            delete from avalake.seqs where seq in (select seq from gone)`,
-          [state.stream, through, KEEP_FOLDED_DAYS],
+          [state.stream, through, KEEP_FOLDED_DAYS, DELETE_AT_ONCE],
         );
         await client.query('commit');
       } catch (error) {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { formatStatus, readStatus } from '../../src/cli/status.ts';
+import { DELETE_AT_ONCE } from '../../src/load/catalog.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { CommitConflictError, LeaseLostError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
@@ -284,6 +285,41 @@ describe('a PostgreSQL catalog', () => {
     });
     const again = await openWriter('run-c');
     expect(again.readCheckpoint(STREAM, partition)).toEqual({ next: 9 });
+  });
+
+  it('deletes a backlog of folded records a bounded number at a time, over the next folds', async () => {
+    const a = await openWriter('run-a');
+    const commitOne = async (next: number) => {
+      const flush = a.begin({ stream: STREAM, partition, schema });
+      await flush.append(rowsFrom(next, 1));
+      await flush.commit({ next: next + 1 });
+    };
+    await commitOne(0);
+    await a.compact('all');
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      // A week-old backlog, as a catalog from before records were deleted has: older than any record.
+      await admin.query(
+        `insert into avalake.commits (commit_id, stream, seq, partition_id, record, written_at)
+         select -i, $1, -i, 'old', '{}'::jsonb, now() - interval '8 days' from generate_series(1, $2::int) as i`,
+        [STREAM, DELETE_AT_ONCE + 10],
+      );
+      const backlog = async () =>
+        Number(
+          (await admin.query<{ n: string }>('select count(*) as n from avalake.commits where commit_id < 0'))
+            .rows[0]?.n,
+        );
+      await commitOne(1);
+      await a.compact('all');
+      expect(await backlog()).toBe(10);
+      await commitOne(2);
+      await a.compact('all');
+      expect(await backlog()).toBe(0);
+    } finally {
+      await admin.end();
+    }
+    expect(await ids()).toEqual([0, 1, 2]);
   });
 
   it('keeps one compute-unit allowance per host for every worker: what one takes, the others cannot', async () => {
