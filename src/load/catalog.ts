@@ -208,7 +208,7 @@ export async function openCatalog(
 
     async streams() {
       // Every stream with a commit has a partition's head (a compaction follows data commits) or a
-      // folded state: one row per partition, where the commit records, kept, grow with every run.
+      // folded state: a row per partition, where the records are a row per commit of the last week.
       const { rows } = await pool.query<{ stream: string }>(
         'select stream from avalake.states union select stream from avalake.heads order by 1',
       );

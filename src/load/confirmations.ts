@@ -14,7 +14,7 @@ import type { LakeStorage } from './storage.ts';
  * removed when the lake opens.
  *
  * Note: a merge rewrites every confirmation of the stream. They are tiny (a partition id, two times):
- * a year of 15-minute runs over a hundred partitions is a few million rows, tens of MB, rewritten once
+ * a year of 15-minute runs over a hundred partitions is a few million rows, a few MB, rewritten once
  * every MERGE_FILES - 1 folds (every 48 runs at the default fold); size tiers would bound that work but
  * keep several times more files. The warehouse does not read a merged file again (warehouse/confirmations.ts).
  */
