@@ -4,6 +4,7 @@ import { createGenerations, type Generations } from './generations.ts';
 import { isSafeSegment, type LakePaths, lakePaths, type Partition } from './layout.ts';
 import type { RecordStore, StreamLog } from './records.ts';
 import { baseName, createRecovery, publishStaged, type RecoveryReport } from './recovery.ts';
+import { mergeRejects, removeStrayRejects } from './rejects-merge.ts';
 import {
   applyRecord,
   type CommitRecord,
@@ -149,6 +150,7 @@ export function createCommitLog(
       await recovery.rollForward(stream, report);
       await settleGeneration(stream);
       await removeStrayConfirmations(storage, stateOf(stream));
+      await removeStrayRejects(storage, stateOf(stream));
       await recovery.checkFiles(stream, records);
     });
 
@@ -237,7 +239,10 @@ export function createCommitLog(
           if (count === 0 || count < minRecords) return;
           const state = stateOf(stream);
           state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
-          const replaced = await foldConfirmations(storage, state);
+          const replaced = [
+            ...(await mergeRejects(storage, state)),
+            ...(await foldConfirmations(storage, state)),
+          ];
           await store.writeState(
             state,
             (records ?? []).map((r) => r.seq),

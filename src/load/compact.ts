@@ -55,7 +55,19 @@ const tierOf = (bytes: number) =>
  * folder's small files, as few files as TARGET_BYTES allows (`avalake compact`).
  */
 export function planCompaction(state: StreamState, mode: 'due' | 'all'): CompactionPlan {
-  const small = state.files.filter((f) => f.table === 'data' && f.bytes < DONE_BYTES);
+  return { stream: state.stream, groups: mergeGroups(state.files, 'data', mode) };
+}
+
+/**
+ * Which small files of a table (under DONE_BYTES) merge into which, by folder and size tier: data files
+ * in a compaction, rejects files when the commit log folds (rejects-merge.ts).
+ */
+export function mergeGroups(
+  files: readonly LiveFile[],
+  table: 'data' | 'rejects',
+  mode: 'due' | 'all',
+): CompactionPlan['groups'] {
+  const small = files.filter((f) => f.table === table && f.bytes < DONE_BYTES);
   const byFolder = groupBy(small, (f) => folderOf(f.path));
   const groups: CompactionPlan['groups'] = [];
   for (const [folder, files] of byFolder) {
@@ -80,7 +92,7 @@ export function planCompaction(state: StreamState, mode: 'due' | 'all'): Compact
       close();
     }
   }
-  return { stream: state.stream, groups };
+  return groups;
 }
 
 /** Carries out a plan as one commit. The caller holds the stream alone, so no flush commits meanwhile. */
