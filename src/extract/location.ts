@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { localCommitLogKind } from '../load/commit-log-kind.ts';
 import { isObjectStorage, parseObjectStorageUrl } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
 
@@ -35,6 +36,7 @@ export async function resolveLakeLocation(
       throw new ConfigError(
         `--local-dir is for a lake on object storage (--data-dir s3://…); a local lake keeps its warehouse in its data directory ${dataDir}`,
       );
+    await checkCommitLog(dataDir, catalog !== undefined);
     return { dataDir, localDir: dataDir, ...(catalog ? { catalog } : {}) };
   }
   checkObjectStorageUrl(dataDir);
@@ -45,6 +47,22 @@ export async function resolveLakeLocation(
     );
   await checkDataDir(localDir ?? 'data', '--local-dir');
   return { dataDir, catalog, localDir: localDir ?? 'data' };
+}
+
+/** A local lake is opened with the commit log it keeps (commit-log-kind.ts): else it would start over. */
+async function checkCommitLog(dataDir: string, withCatalog: boolean): Promise<void> {
+  const kind = await localCommitLogKind(dataDir);
+  if (withCatalog && kind === 'files')
+    throw new ConfigError(
+      `--data-dir ${dataDir}: its lake keeps its own commit log (${join(dataDir, 'lake', '_commits')}), so a catalog ` +
+        'knows nothing of it and every stream would be read again beside its files; run without --catalog ' +
+        '(and AVALAKE_CATALOG, and the pipeline\'s "catalog"), or give the catalog a new data directory',
+    );
+  if (!withCatalog && kind === 'catalog')
+    throw new ConfigError(
+      `--data-dir ${dataDir}: its lake keeps its commit log in a PostgreSQL catalog (${join(dataDir, 'lake', '_catalog')} says so); ` +
+        'give it with --catalog postgres://… (or AVALAKE_CATALOG, or "catalog" in the pipeline)',
+    );
 }
 
 /** S3's bucket naming rules, and prefix segments that stay inside the bucket. */

@@ -13,6 +13,7 @@ import {
   readStreamStates,
   type StreamState,
 } from './commit.ts';
+import { markCatalogLake } from './commit-log-kind.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
@@ -158,6 +159,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   try {
     if (catalog) await catalog.register(runId);
     else lock = await acquireLock(paths.lockFile, options.lock);
+    if (catalog && !remote) await markCatalogLake(paths.lakeDir);
     log = createCommitLog(paths, catalog, storage);
     recovery = await log.open();
   } catch (error) {
