@@ -301,6 +301,20 @@ export const COMMANDS = [
     handler: lazy(async () => (await import('./compact.ts')).compact),
   },
   {
+    command: 'catalog-import',
+    describe:
+      "Move a local lake's commit log into a PostgreSQL catalog, so workers on several machines go on from where it stands",
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('catalog', {
+          ...catalogOption,
+          describe: 'The PostgreSQL catalog to move it into, postgres://… (AVALAKE_CATALOG)',
+        })
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+    handler: lazy(async () => (await import('./catalog-import.ts')).catalogImport),
+  },
+  {
     command: 'status',
     describe: 'Where each stream and partition stands: last commit, checkpoint, rows, rejects, freshness',
     builder: (y) =>

@@ -18,7 +18,14 @@ import {
   redactCatalogUrl,
   type StreamLog,
 } from './records.ts';
-import { type CommitRecord, isCompaction, parseCommitRecord, parseState, serializeState } from './state.ts';
+import {
+  type CommitRecord,
+  isCompaction,
+  parseCommitRecord,
+  parseState,
+  type StreamState,
+  serializeState,
+} from './state.ts';
 
 /**
  * A PostgreSQL catalog: the commit log, checkpoints and the work queue of a lake shared by several
@@ -63,6 +70,17 @@ export interface Catalog
   workers(): Promise<WorkerStanding[]>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
+  /**
+   * Takes over streams whose commit log was kept elsewhere (a local lake's files), each as its folded
+   * state: in one transaction, the states, each partition's head, and the sequence past every seq they
+   * used. Refuses (CatalogImportError) a stream the catalog already has, unless with that very state.
+   */
+  adopt(states: readonly StreamState[]): Promise<void>;
+}
+
+/** A stream to adopt is already in the catalog, as something else. */
+export class CatalogImportError extends Error {
+  override name = 'CatalogImportError';
 }
 
 /**
@@ -383,6 +401,53 @@ export async function openCatalog(
             )
             .catch((error: unknown) => broken() || lost(error));
         }
+      } finally {
+        release();
+      }
+    },
+
+    async adopt(states) {
+      const { client, release } = await connect();
+      try {
+        await client.query('begin');
+        // Alone with the catalog's seqs and heads while it takes the streams over.
+        await client.query('lock table avalake.heads, avalake.states in exclusive mode');
+        for (const state of states) {
+          const json = serializeState(state);
+          const held = await client.query<{ same: boolean }>(
+            'select state = $2::jsonb as same from avalake.states where stream = $1',
+            [state.stream, json],
+          );
+          const heads = await client.query('select 1 from avalake.heads where stream = $1 limit 1', [
+            state.stream,
+          ]);
+          if (held.rows[0]?.same) continue; // adopted already (an import run again after a crash)
+          if (held.rowCount !== 0 || heads.rowCount !== 0)
+            throw new CatalogImportError(
+              `the catalog ${name} already holds the stream ${state.stream}; a catalog takes over a lake only into streams it does not have`,
+            );
+          await client.query(
+            `insert into avalake.states (stream, through_commit, state)
+             values ($1, (select coalesce(max(commit_id), 0) from avalake.commits), $2)`,
+            [state.stream, json],
+          );
+          for (const p of state.partitions.values())
+            await client.query('insert into avalake.heads (stream, partition_id, seq) values ($1, $2, $3)', [
+              state.stream,
+              partitionId(p.partition),
+              p.seq,
+            ]);
+        }
+        // Every seq the catalog hands out from now on comes after those the lake used.
+        const next = Math.max(1, ...states.map((s) => s.nextSeq));
+        await client.query(
+          "select setval('avalake.seq', greatest((select last_value from avalake.seq), $1::bigint))",
+          [next - 1],
+        );
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
       } finally {
         release();
       }

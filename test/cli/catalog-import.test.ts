@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import type { RunSummary } from '../../src/extract/run.ts';
+import { openCatalog } from '../../src/load/catalog.ts';
+import { createCommitLog } from '../../src/load/commit.ts';
+import { lakePaths, readLakeState } from '../../src/load/index.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { coreWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
+import { expectLakeAsReference } from '../helpers/lake.ts';
+import { runCli } from '../helpers/output.ts';
+import { freshDatabase, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+
+let emulator: Emulator;
+let server: TestPostgres;
+beforeAll(async () => {
+  [emulator, server] = await Promise.all([startEmulator(), startPostgres()]);
+}, 60_000);
+afterAll(async () => {
+  await emulator?.close();
+  await server?.stop();
+});
+
+it('catalog-import moves a lake of one box into a catalog; workers with it go on where the box stood', async () => {
+  const box = coreWorkspace(emulator);
+  const reference = join(box.dir, 'reference'); // the same pipeline, on the box all along
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  expect((await extractOnce(box.pipelinePath, reference)).status).toBe('ok');
+  const before = await readLakeState(box.dataDir);
+
+  const catalog = await freshDatabase(server.url);
+  const moved = await runCli(['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog]);
+  expect(moved.code, moved.stderr).toBe(0);
+  expect(moved.stdout).toContain(`moved the commit log of ${before.size} streams`);
+  expect(existsSync(join(box.dataDir, 'lake', '_catalog'))).toBe(true);
+  expect(existsSync(join(box.dataDir, 'lake', '_commits'))).toBe(false);
+  expect(existsSync(join(box.dataDir, 'lake', '_commits-imported'))).toBe(true);
+  // The catalog holds what the box's log held: every partition's checkpoint, every file.
+  const adopted = await readLakeState(box.dataDir, catalog);
+  expect([...adopted.keys()].sort()).toEqual([...before.keys()].sort());
+  for (const [stream, state] of before) {
+    expect(adopted.get(stream)?.files, stream).toEqual(state.files);
+    expect(adopted.get(stream)?.partitions, stream).toEqual(state.partitions);
+  }
+
+  // A day later, a worker on the catalog reads what is new, as the box would have.
+  emulator.advance(86_400);
+  const worker = await runCli([
+    'extract',
+    box.pipelinePath,
+    '--data-dir',
+    box.dataDir,
+    '--catalog',
+    catalog,
+    '--json',
+  ]);
+  expect(worker.code, worker.stderr).toBe(0);
+  const onBox = await extractOnce(box.pipelinePath, reference);
+  expect(onBox.status).toBe('ok');
+  expect(requestsOf(JSON.parse(worker.stdout) as RunSummary)).toBe(requestsOf(onBox));
+  await expectLakeAsReference(box.dataDir, reference, catalog);
+
+  // Moved once: again, or without the catalog, it is refused (exit 2).
+  const again = await runCli(['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog]);
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain('keeps its commit log in a catalog already');
+  expect((await runCli(['status', '--data-dir', box.dataDir])).code).toBe(2);
+  // Another box's lake into the same catalog: its streams are taken, so nothing of it is adopted.
+  const other = await runCli(['catalog-import', '--data-dir', reference, '--catalog', catalog]);
+  expect(other.code).toBe(2);
+  expect(other.stderr).toMatch(/already holds the stream \w+/);
+  expect(existsSync(join(reference, 'lake', '_catalog'))).toBe(false);
+  expect(existsSync(join(reference, 'lake', '_commits'))).toBe(true);
+}, 180_000);
+
+it('catalog-import run again after a crash between the catalog and the mark finishes the move', async () => {
+  const box = coreWorkspace(emulator);
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  const catalog = await freshDatabase(server.url);
+  // What the import does before it marks the lake, then stops (as if killed).
+  const log = createCommitLog(lakePaths(box.dataDir));
+  await log.open();
+  await log.fold(1);
+  const store = await openCatalog(catalog);
+  await store.adopt(log.streams().flatMap((s) => log.state(s) ?? []));
+  await store.close();
+  expect(existsSync(join(box.dataDir, 'lake', '_catalog'))).toBe(false);
+
+  const moved = await runCli(['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog]);
+  expect(moved.code, moved.stderr).toBe(0);
+  expect(existsSync(join(box.dataDir, 'lake', '_catalog'))).toBe(true);
+  const status = await runCli(['status', '--data-dir', box.dataDir, '--catalog', catalog]);
+  expect(status.code, status.stderr).toBe(0);
+}, 120_000);
