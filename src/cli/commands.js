@@ -311,6 +311,10 @@ export const COMMANDS = [
           ...catalogOption,
           describe: 'The PostgreSQL catalog to move it into, postgres://… (AVALAKE_CATALOG)',
         })
+        .option('to', {
+          type: 'string',
+          describe: "Move the lake's files to object storage too, s3://bucket/prefix (then work there)",
+        })
         .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
     handler: lazy(async () => (await import('./catalog-import.ts')).catalogImport),
   },

@@ -52,6 +52,11 @@ export async function resolveLakeLocation(
 /** A local lake is opened with the commit log it keeps (commit-log-kind.ts): else it would start over. */
 async function checkCommitLog(dataDir: string, withCatalog: boolean): Promise<void> {
   const kind = await localCommitLogKind(dataDir);
+  if (typeof kind === 'object')
+    throw new ConfigError(
+      `--data-dir ${dataDir}: its lake moved to ${kind.movedTo} (${join(dataDir, 'lake', '_moved')} says so); ` +
+        `open it there: --data-dir ${kind.movedTo} with its catalog`,
+    );
   if (withCatalog && kind === 'files')
     throw new ConfigError(
       `--data-dir ${dataDir}: its lake keeps its own commit log (${join(dataDir, 'lake', '_commits')}), so a catalog ` +

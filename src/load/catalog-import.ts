@@ -1,11 +1,13 @@
-import { rename } from 'node:fs/promises';
+import { copyFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openCatalog } from './catalog.ts';
 import { createCommitLog } from './commit.ts';
-import { markCatalogLake } from './commit-log-kind.ts';
+import { markCatalogLake, markMovedLake } from './commit-log-kind.ts';
 import { fsyncDir } from './durable.ts';
+import { openLakeStorage } from './lake.ts';
 import { lakePaths } from './layout.ts';
 import { acquireLock } from './lock.ts';
+import type { StreamState } from './state.ts';
 
 /**
  * One box, then several: a local lake's commit log (`lake/_commits/`) moved into a PostgreSQL catalog,
@@ -15,16 +17,26 @@ import { acquireLock } from './lock.ts';
  * (their partitions' heads, the sequence past every seq used), then the lake marked as the catalog's
  * (`lake/_catalog`) and its old log kept aside as `lake/_commits-imported/`. Run again after a crash at
  * any step, it finishes: the catalog takes the very same states again without complaint.
+ *
+ * `to` (`s3://bucket/prefix`): the lake moves to object storage as well. Every file the states name is
+ * uploaded to the same place under the prefix first (one already there at its size is not sent again),
+ * and the local lake is marked as moved (`lake/_moved`), so no command opens it any more.
  */
 
 export interface CatalogImport {
   streams: { stream: string; partitions: number; files: number }[];
+  /** With `to`: the files uploaded (those already there not counted). */
+  uploaded?: number;
 }
 
 /** Where a local lake's old commit log is kept once its catalog took over. */
 export const IMPORTED_LOG = '_commits-imported';
 
-export async function importIntoCatalog(dataDir: string, catalogUrl: string): Promise<CatalogImport> {
+export async function importIntoCatalog(
+  dataDir: string,
+  catalogUrl: string,
+  { to }: { to?: string } = {},
+): Promise<CatalogImport> {
   const paths = lakePaths(dataDir);
   const lock = await acquireLock(paths.lockFile);
   try {
@@ -32,13 +44,15 @@ export async function importIntoCatalog(dataDir: string, catalogUrl: string): Pr
     await log.open();
     await log.fold(1);
     const states = log.streams().flatMap((stream) => log.state(stream) ?? []);
+    const uploaded = to === undefined ? undefined : await upload(paths.lakeDir, states, to);
     const catalog = await openCatalog(catalogUrl);
     try {
       await catalog.adopt(states);
     } finally {
       await catalog.close();
     }
-    await markCatalogLake(paths.lakeDir);
+    if (to === undefined) await markCatalogLake(paths.lakeDir);
+    else await markMovedLake(paths.lakeDir, to);
     await rename(join(paths.lakeDir, '_commits'), join(paths.lakeDir, IMPORTED_LOG));
     await fsyncDir(paths.lakeDir);
     return {
@@ -47,8 +61,26 @@ export async function importIntoCatalog(dataDir: string, catalogUrl: string): Pr
         partitions: s.partitions.size,
         files: s.files.length,
       })),
+      ...(uploaded !== undefined ? { uploaded } : {}),
     };
   } finally {
     await lock.release();
   }
+}
+
+/** Uploads every file the states name to the object-storage lake `to`; returns how many were sent. */
+async function upload(lakeDir: string, states: readonly StreamState[], to: string): Promise<number> {
+  const remote = await openLakeStorage(to);
+  let sent = 0;
+  try {
+    for (const state of states)
+      for (const file of state.files) {
+        if ((await remote.size(file.path)) === file.bytes) continue;
+        await remote.writeFrom(file.path, (local) => copyFile(join(lakeDir, ...file.path.split('/')), local));
+        sent++;
+      }
+  } finally {
+    remote.close();
+  }
+  return sent;
 }

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -8,18 +10,21 @@ import { createCommitLog } from '../../src/load/commit.ts';
 import { lakePaths, readLakeState } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
-import { expectLakeAsReference } from '../helpers/lake.ts';
+import { expectLakeAsReference, lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
+import { downloadPrefix, freshBucket, type S3TestServer, startS3 } from '../helpers/s3.ts';
 
 let emulator: Emulator;
 let server: TestPostgres;
+let s3: S3TestServer;
 beforeAll(async () => {
-  [emulator, server] = await Promise.all([startEmulator(), startPostgres()]);
+  [emulator, server, s3] = await Promise.all([startEmulator(), startPostgres(), startS3()]);
 }, 60_000);
 afterAll(async () => {
   await emulator?.close();
   await server?.stop();
+  await s3?.stop();
 });
 
 it('catalog-import moves a lake of one box into a catalog; workers with it go on where the box stood', async () => {
@@ -93,3 +98,53 @@ it('catalog-import run again after a crash between the catalog and the mark fini
   const status = await runCli(['status', '--data-dir', box.dataDir, '--catalog', catalog]);
   expect(status.code, status.stderr).toBe(0);
 }, 120_000);
+
+it('catalog-import --to moves the files to a bucket too: workers go on there, the box’s directory is closed', async () => {
+  const box = coreWorkspace(emulator);
+  const reference = join(box.dir, 'reference');
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  expect((await extractOnce(box.pipelinePath, reference)).status).toBe('ok');
+  const files = [...(await readLakeState(box.dataDir)).values()].reduce((n, s) => n + s.files.length, 0);
+  const catalog = await freshDatabase(server.url);
+  const bucket = await freshBucket(s3, 'moved');
+
+  const moved = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', bucket],
+    s3.env,
+  );
+  expect(moved.code, moved.stderr).toBe(0);
+  expect(moved.stdout).toContain(`uploaded ${files} of its files to ${bucket}`);
+  // The box's directory is no lake any more: every command says where it went.
+  const local = await runCli(['status', '--data-dir', box.dataDir, '--catalog', catalog]);
+  expect(local.code).toBe(2);
+  expect(local.stderr).toContain(`its lake moved to ${bucket}`);
+
+  emulator.advance(86_400);
+  const localDir = await mkdtemp(join(tmpdir(), 'avalake-moved-'));
+  try {
+    const worker = await runCli(
+      [
+        'extract',
+        box.pipelinePath,
+        '--data-dir',
+        bucket,
+        '--catalog',
+        catalog,
+        '--local-dir',
+        localDir,
+        '--json',
+      ],
+      s3.env,
+    );
+    expect(worker.code, worker.stderr).toBe(0);
+    const onBox = await extractOnce(box.pipelinePath, reference);
+    expect(requestsOf(JSON.parse(worker.stdout) as RunSummary)).toBe(requestsOf(onBox));
+    // The bucket's lake holds what the box would hold, row for row.
+    await downloadPrefix(s3, bucket, localDir);
+    const streams = [...(await readLakeState(reference)).keys()];
+    expect([...(await readLakeState(bucket, catalog)).keys()].sort()).toEqual([...streams].sort());
+    expect(await lakeRows(localDir, streams)).toEqual(await lakeRows(reference, streams));
+  } finally {
+    await rm(localDir, { recursive: true, force: true });
+  }
+}, 180_000);
