@@ -61,7 +61,7 @@ async function checkCommitLog(dataDir: string, withCatalog: boolean): Promise<vo
     throw new ConfigError(
       `--data-dir ${dataDir}: its lake keeps its own commit log (${join(dataDir, 'lake', '_commits')}), so a catalog ` +
         'knows nothing of it and every stream would be read again beside its files; run without --catalog ' +
-        '(and AVALAKE_CATALOG, and the pipeline\'s "catalog"), or give the catalog a new data directory',
+        '(and AVALAKE_CATALOG, and the pipeline\'s "catalog"), or move the lake into the catalog first: avalake catalog-import',
     );
   if (!withCatalog && kind === 'catalog')
     throw new ConfigError(

@@ -49,6 +49,7 @@ it('a lake that keeps its own commit log is refused with a catalog (exit 2), bef
     expect({ args: args[0], code }).toEqual({ args: args[0], code: 2 });
     expect(stderr).toContain(`its lake keeps its own commit log (${join(dataDir, 'lake', '_commits')})`);
     expect(stderr).toContain('run without --catalog');
+    expect(stderr).toContain('avalake catalog-import');
     expect(stderr).not.toMatch(/\n\s+at /); // one line, no stack
   }
   expect(await readdir(join(dataDir, 'lake'))).toEqual(before);
