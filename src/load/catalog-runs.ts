@@ -2,6 +2,9 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import { type Partition, partitionId } from './layout.ts';
 
+/** Days after its last heartbeat that a gone run's row is deleted. */
+export const FORGET_RUNS_DAYS = 7;
+
 /** What a claim found: the partition is this run's now, another live run holds it, or it is done for this run. */
 export type Claim = 'claimed' | 'held' | 'done';
 
@@ -100,6 +103,11 @@ export function catalogRuns(
     isLive,
     async register(id) {
       runId = id;
+      // A run silent for a week is long gone (its claims and seqs go with its liveness, not its row):
+      // forgotten, so that a year of killed runs does not pile up in `status`.
+      await pool.query(
+        `delete from avalake.runs where heartbeat_at < clock_timestamp() - make_interval(days => ${FORGET_RUNS_DAYS})`,
+      );
       await pool.query(
         'insert into avalake.runs (run_id, host, pid, lease_seconds) values ($1, $2, $3, $4)',
         [id, hostname(), process.pid, leaseSeconds],

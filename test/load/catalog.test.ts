@@ -365,4 +365,30 @@ describe('a PostgreSQL catalog', () => {
       `workers on the catalog: 1 live, 1 gone\n  pid ${process.pid} on ${hostname()} since ${status.workers?.[0]?.startedAt}, holding 1 partition`,
     );
   });
+
+  it('forgets a run gone for a week when the next one starts; one gone an hour is still listed', async () => {
+    const a = await openWriter('run-a');
+    expect(await a.claim(STREAM, partition)).toBe('claimed');
+    await openWriter('run-b');
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      await admin.query(
+        "update avalake.runs set heartbeat_at = clock_timestamp() - interval '8 days' where run_id = 'run-a'",
+      );
+      await admin.query(
+        "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = 'run-b'",
+      );
+      const c = await openWriter('run-c');
+      const status = await readStatus(dataDir, Date.now(), catalog);
+      expect(status.workers?.map((w) => [w.runId, w.live])).toEqual([
+        ['run-b', false],
+        ['run-c', true],
+      ]);
+      // What the forgotten run held is free for the others.
+      expect(await c.claim(STREAM, partition)).not.toBe('held');
+    } finally {
+      await admin.end();
+    }
+  });
 });
