@@ -8,8 +8,10 @@
  * size, that many earlier commit records of those streams, folded (older than the states), added in
  * SQL; and --rounds of: opening the lake as a run does (`openLake`, recovery included), reading its
  * state as a build does (`readLakeState`), and the catalog's list of streams as every open asked it
- * before (from every commit record) beside the one it asks now. Last, the records aged past a week,
- * one fold of every stream (which deletes them) and how many are left.
+ * before (from every commit record) beside the one it asks now. Then the records aged past a week,
+ * one fold of every stream (which deletes them) and how many are left. Last, the first open of a
+ * catalog from before records were dated, with the largest size: the schema's new column added as it is
+ * now beside as it was at first (a default that rewrites every row).
  *
  * Usage: npx tsx bench/catalog-history.ts [--records 200000,2000000] [--streams 10] [--partitions 20] [--rounds 3]
  */
@@ -20,9 +22,10 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { z } from 'zod';
 import { DELETE_AT_ONCE } from '../src/load/catalog.ts';
+import { DDL } from '../src/load/catalog-schema.ts';
 import { openLake, readLakeState } from '../src/load/index.ts';
 import { lake as lakeTypes } from '../src/schemas/lake.ts';
-import { startPostgres } from '../test/helpers/postgres.ts';
+import { freshDatabase, startPostgres } from '../test/helpers/postgres.ts';
 import { median, ratio } from './lib/stats.ts';
 
 const { values } = parseArgs({
@@ -163,6 +166,46 @@ try {
       `\nlargest / smallest: open ${ratio(Number(last[2]), Number(first[2]))}, state read ${ratio(Number(last[3]), Number(first[3]))}, ` +
         `streams listed before ${ratio(Number(last[4]), Number(first[4]))}`,
     );
+
+  // The first open of a catalog from before records were dated: the column added as the schema adds
+  // it now (a constant default, then clock_timestamp() for new rows) beside as it did at first
+  // (clock_timestamp() at once, which PostgreSQL fills in by rewriting every row), on copies alike.
+  const upgrades: Record<string, number> = {};
+  const largest = Math.max(...SIZES);
+  for (const [label, added] of [
+    ['now', DDL.slice(DDL.indexOf('do $$'), DDL.indexOf('create index if not exists commits_by_age'))],
+    [
+      'rewriting',
+      'alter table avalake.commits add column written_at timestamptz not null default clock_timestamp();',
+    ],
+  ] as const) {
+    const url = await freshDatabase(server.url);
+    const before = new pg.Pool({ connectionString: url });
+    try {
+      await before.query(
+        DDL.slice(0, DDL.indexOf('-- When the record was written')) +
+          DDL.slice(DDL.indexOf('create table if not exists avalake.heads')),
+      );
+      await before.query(
+        `insert into avalake.commits (stream, seq, partition_id, record)
+         select 'stream_' || (i % ${STREAMS}), i, 'p' || (i % ${PARTITIONS}), $1::jsonb
+         from generate_series(1, $2::bigint) as i`,
+        [record, largest],
+      );
+      await before.query('vacuum analyze avalake.commits');
+      const started = performance.now();
+      await before.query(added);
+      await before.query('create index if not exists commits_by_age on avalake.commits (stream, written_at)');
+      upgrades[label] = seconds(started);
+    } finally {
+      await before.end();
+    }
+  }
+  console.log(
+    `\nfirst open of a catalog of before with ${largest.toLocaleString('en-US')} records: the column and its index in ` +
+      `${upgrades.now?.toFixed(1)} s, against ${upgrades.rewriting?.toFixed(1)} s rewriting every row ` +
+      `(${ratio(upgrades.now ?? 0, upgrades.rewriting ?? 0)})`,
+  );
 } finally {
   await pool.end();
   await server.stop();

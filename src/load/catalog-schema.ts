@@ -36,8 +36,15 @@ create table if not exists avalake.commits (
 );
 create index if not exists commits_by_partition on avalake.commits (stream, partition_id, commit_id);
 -- When the record was written, by the server's clock (writers' clocks may differ): folded records are
--- deleted by age (catalog.ts).
-alter table avalake.commits add column if not exists written_at timestamptz not null default clock_timestamp();
+-- deleted by age (catalog.ts). Added to a catalog of before with the time of the upgrade, a constant
+-- (kept in the table's metadata, where clock_timestamp() as the default would rewrite every row).
+do $$ begin
+  if not exists (select 1 from information_schema.columns
+                 where table_schema = 'avalake' and table_name = 'commits' and column_name = 'written_at') then
+    alter table avalake.commits add column written_at timestamptz not null default now();
+    alter table avalake.commits alter column written_at set default clock_timestamp();
+  end if;
+end $$;
 create index if not exists commits_by_age on avalake.commits (stream, written_at);
 create table if not exists avalake.heads (
   stream text not null,

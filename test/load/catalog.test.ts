@@ -287,6 +287,35 @@ describe('a PostgreSQL catalog', () => {
     expect(again.readCheckpoint(STREAM, partition)).toEqual({ next: 9 });
   });
 
+  it('a catalog from before records were dated gets the column without rewriting them: dated at the upgrade', async () => {
+    const a = await openWriter('run-a');
+    const flush = a.begin({ stream: STREAM, partition, schema });
+    await flush.append(rowsFrom(0, 1));
+    await flush.commit({ next: 1 });
+    await a.close();
+    open.splice(0);
+    const admin = new pg.Client({ connectionString: catalog });
+    await admin.connect();
+    try {
+      await admin.query('drop index avalake.commits_by_age');
+      await admin.query('alter table avalake.commits drop column written_at');
+      const upgradedAt = Date.now();
+      await openWriter('run-b'); // the schema's statements run again
+      const { rows } = await admin.query<{ n: number; oldest: Date; column_default: string }>(
+        `select count(*)::int as n, min(written_at) as oldest,
+                (select column_default from information_schema.columns
+                 where table_schema = 'avalake' and table_name = 'commits' and column_name = 'written_at') as column_default
+         from avalake.commits`,
+      );
+      expect(rows[0]?.n).toBe(1);
+      expect(Math.abs(new Date(rows[0]?.oldest ?? 0).getTime() - upgradedAt)).toBeLessThan(60_000);
+      // Records written from now on are dated when written.
+      expect(rows[0]?.column_default).toBe('clock_timestamp()');
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('deletes a backlog of folded records a bounded number at a time, over the next folds', async () => {
     const a = await openWriter('run-a');
     const commitOne = async (next: number) => {
