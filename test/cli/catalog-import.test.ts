@@ -107,6 +107,9 @@ it('catalog-import --to moves the files to a bucket too: workers go on there, th
   const files = [...(await readLakeState(box.dataDir)).values()].reduce((n, s) => n + s.files.length, 0);
   const catalog = await freshDatabase(server.url);
   const bucket = await freshBucket(s3, 'moved');
+  // Both boxes have built their warehouse.
+  for (const dataDir of [box.dataDir, reference])
+    expect((await runCli(['build', '--data-dir', dataDir])).code).toBe(0);
 
   const moved = await runCli(
     ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', bucket],
@@ -144,6 +147,24 @@ it('catalog-import --to moves the files to a bucket too: workers go on there, th
     const streams = [...(await readLakeState(reference)).keys()];
     expect([...(await readLakeState(bucket, catalog)).keys()].sort()).toEqual([...streams].sort());
     expect(await lakeRows(localDir, streams)).toEqual(await lakeRows(reference, streams));
+    // The box's warehouse goes on from the lake on the bucket (the box's directory as the local one):
+    // its first build does what the box's would, model for model, from the last build.
+    const modes = (stdout: string) =>
+      Object.fromEntries(
+        (JSON.parse(stdout) as { built: { name: string; mode: string }[] }).built.map((b) => [
+          b.name,
+          b.mode,
+        ]),
+      );
+    const fromBucket = await runCli(
+      ['build', '--data-dir', bucket, '--catalog', catalog, '--local-dir', box.dataDir, '--json'],
+      s3.env,
+    );
+    expect(fromBucket.code, fromBucket.stderr).toBe(0);
+    const onTheBox = await runCli(['build', '--data-dir', reference, '--json']);
+    expect(modes(fromBucket.stdout)).toEqual(modes(onTheBox.stdout));
+    expect(Object.values(modes(fromBucket.stdout))).toContain('incremental');
+    expect(JSON.parse(fromBucket.stdout).startedFrom).not.toBe('scratch');
   } finally {
     await rm(localDir, { recursive: true, force: true });
   }
