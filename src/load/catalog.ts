@@ -204,6 +204,21 @@ export async function openCatalog(
       release();
     }
   };
+  /** `body` in one transaction over `connect()`, begun with `begin`; rolled back when it throws. */
+  const transaction = async <T>(body: (client: pg.PoolClient) => Promise<T>, begin = 'begin'): Promise<T> => {
+    const { client, release } = await connect();
+    try {
+      await client.query(begin);
+      const result = await body(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      release();
+    }
+  };
   const runs = catalogRuns(pool, leaseSeconds, options.onHeartbeat);
   const allowance = allowanceOf(pool);
   /** Per stream, the newest commit folded into what this reader loaded, and the records it has applied. */
@@ -234,33 +249,26 @@ export async function openCatalog(
     },
 
     async loadStream(stream) {
-      const { client, release } = await connect();
-      try {
-        // One snapshot: a fold that moves records into the state cannot fall between the two reads.
-        await client.query('begin isolation level repeatable read read only');
+      // One snapshot: a fold that moves records into the state cannot fall between the two reads.
+      const { stateRow, rows } = await transaction(async (client) => {
         const stateRow = await client.query<{ through_commit: string; state: unknown }>(
           'select through_commit, state from avalake.states where stream = $1',
           [stream],
         );
-        const through = Number(stateRow.rows[0]?.through_commit ?? 0);
         const { rows } = await client.query<{ commit_id: string; seq: string; record: unknown }>(
           'select commit_id, seq, record from avalake.commits where stream = $1 and commit_id > $2 order by commit_id',
-          [stream, through],
+          [stream, Number(stateRow.rows[0]?.through_commit ?? 0)],
         );
-        await client.query('commit');
-        const state: StreamLog['state'] =
-          stateRow.rows[0] && parseState(stateRow.rows[0].state, `catalog state of ${stream}`, name);
-        const records = rows.map((r) => parseRecord(r.record, stream, r.seq));
-        // Rows come in commit order: the last is the newest (a spread of every id could overflow the stack).
-        loadedThrough.set(stream, Math.max(through, Number(rows.at(-1)?.commit_id ?? 0)));
-        seen.set(stream, new Set(records.map((r) => r.seq)));
-        return { state, records };
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        release();
-      }
+        return { stateRow, rows };
+      }, 'begin isolation level repeatable read read only');
+      const through = Number(stateRow.rows[0]?.through_commit ?? 0);
+      const state: StreamLog['state'] =
+        stateRow.rows[0] && parseState(stateRow.rows[0].state, `catalog state of ${stream}`, name);
+      const records = rows.map((r) => parseRecord(r.record, stream, r.seq));
+      // Rows come in commit order: the last is the newest (a spread of every id could overflow the stack).
+      loadedThrough.set(stream, Math.max(through, Number(rows.at(-1)?.commit_id ?? 0)));
+      seen.set(stream, new Set(records.map((r) => r.seq)));
+      return { state, records };
     },
 
     async loadPartition(stream, partition) {
@@ -283,9 +291,7 @@ export async function openCatalog(
     },
 
     async append(record) {
-      const { client, release } = await connect();
-      try {
-        await client.query('begin');
+      await transaction(async (client) => {
         const id = isCompaction(record) ? null : partitionId(record.partition);
         // The fence: a seq that another worker's recovery fenced off (its files discarded) never commits.
         // Both sides update the seq's one row, so whichever comes second sees what the first did.
@@ -312,49 +318,35 @@ export async function openCatalog(
           'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
           [record.stream, record.seq, id, JSON.stringify(record)],
         );
-        await client.query('commit');
-        seenOf(record.stream).add(record.seq);
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        release();
-      }
+      });
+      seenOf(record.stream).add(record.seq);
     },
 
     async writeState(state) {
       const through = loadedThrough.get(state.stream) ?? 0;
-      const { client, release } = await connect();
-      try {
-        await client.query('begin');
+      await transaction(async (client) => {
         await client.query(
           `insert into avalake.states (stream, through_commit, state) values ($1, $2, $3)
-           on conflict (stream) do update set through_commit = excluded.through_commit, state = excluded.state`,
+         on conflict (stream) do update set through_commit = excluded.through_commit, state = excluded.state`,
           [state.stream, through, serializeState(state)],
         );
         // Without it the table grows by every commit of every run (~8M records a year at 225 partitions).
         // Their seqs' rows go with them: a seq is fenced or committed once, long before.
         await client.query(
           `with gone as (
-             delete from avalake.commits where commit_id in (
-               select commit_id from avalake.commits
-               where stream = $1 and commit_id <= $2
-                 -- One bound (now(), not the volatile clock), so the index by age finds the rows.
-                 and written_at < least(now() - make_interval(days => $3), coalesce(
-                   (select min(live.started_at) from avalake.runs live where ${runs.isLive('live.run_id')}), 'infinity'))
-               limit $4)
-             returning seq
-           )
-           delete from avalake.seqs where seq in (select seq from gone)`,
+           delete from avalake.commits where commit_id in (
+             select commit_id from avalake.commits
+             where stream = $1 and commit_id <= $2
+               -- One bound (now(), not the volatile clock), so the index by age finds the rows.
+               and written_at < least(now() - make_interval(days => $3), coalesce(
+                 (select min(live.started_at) from avalake.runs live where ${runs.isLive('live.run_id')}), 'infinity'))
+             limit $4)
+           returning seq
+         )
+         delete from avalake.seqs where seq in (select seq from gone)`,
           [state.stream, through, KEEP_FOLDED_DAYS, DELETE_AT_ONCE],
         );
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        release();
-      }
+      });
     },
 
     async abandoned(_stream, seqs) {
@@ -407,9 +399,7 @@ export async function openCatalog(
     },
 
     async adopt(states) {
-      const { client, release } = await connect();
-      try {
-        await client.query('begin');
+      await transaction(async (client) => {
         // Alone with the catalog's seqs and heads while it takes the streams over.
         await client.query('lock table avalake.heads, avalake.states in exclusive mode');
         for (const state of states) {
@@ -418,17 +408,17 @@ export async function openCatalog(
             'select state = $2::jsonb as same from avalake.states where stream = $1',
             [state.stream, json],
           );
+          if (held.rows[0]?.same) continue; // adopted already (an import run again after a crash)
           const heads = await client.query('select 1 from avalake.heads where stream = $1 limit 1', [
             state.stream,
           ]);
-          if (held.rows[0]?.same) continue; // adopted already (an import run again after a crash)
           if (held.rowCount !== 0 || heads.rowCount !== 0)
             throw new CatalogImportError(
               `the catalog ${name} already holds the stream ${state.stream}; a catalog takes over a lake only into streams it does not have`,
             );
           await client.query(
             `insert into avalake.states (stream, through_commit, state)
-             values ($1, (select coalesce(max(commit_id), 0) from avalake.commits), $2)`,
+           values ($1, (select coalesce(max(commit_id), 0) from avalake.commits), $2)`,
             [state.stream, json],
           );
           for (const p of state.partitions.values())
@@ -444,13 +434,7 @@ export async function openCatalog(
           "select setval('avalake.seq', greatest((select last_value from avalake.seq), $1::bigint))",
           [next - 1],
         );
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        release();
-      }
+      });
     },
 
     ...runs,
