@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { DICTIONARY_PATH, generateDictionary } from '../warehouse/dictionary.ts';
 import { checkOutput, errnoReason, writeOutput } from '../warehouse/output.ts';
-import { WarehouseUsageError } from '../warehouse/sql.ts';
+import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';

@@ -7,8 +7,8 @@ import { LockHeldError, partitionId } from '../load/index.ts';
 import { buildWarehouse, DEFAULT_MODELS_DIR } from '../warehouse/build.ts';
 import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
 import { loadModels, ModelError } from '../warehouse/models.ts';
-import { WarehouseUsageError } from '../warehouse/sql.ts';
 import { loadSqlTests, runWarehouseTests } from '../warehouse/test.ts';
+import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
 import { EXIT } from './exit.js';
 import {

@@ -4,9 +4,9 @@ import {
   type OutputFormat,
   QueryFailedError,
   runOneQuery,
-  WarehouseUsageError,
   withWarehouse,
 } from '../warehouse/sql.ts';
+import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { warehouseDirOf } from './data-dir.ts';
 import { EXIT } from './exit.js';
 

@@ -1,7 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteLiteral } from '../warehouse/duckdb.ts';
 import { checkOutput, writeOutput } from '../warehouse/output.ts';
-import { WarehouseUsageError, warehouseObjects, withWarehouse } from '../warehouse/sql.ts';
+import { warehouseObjects, withWarehouse } from '../warehouse/sql.ts';
+import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { CHARTS, type ChartDef, type Row } from './charts.ts';
 import { renderPage } from './html.ts';
 

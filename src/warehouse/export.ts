@@ -2,7 +2,8 @@ import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
 import { checkOutput, outputError } from './output.ts';
-import { QueryFailedError, runQuery, WarehouseUsageError, warehouseObjects, withWarehouse } from './sql.ts';
+import { QueryFailedError, runQuery, warehouseObjects, withWarehouse } from './sql.ts';
+import { WarehouseUsageError } from './usage-error.ts';
 
 export type ExportFormat = 'parquet' | 'csv';
 

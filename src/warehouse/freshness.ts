@@ -2,7 +2,7 @@ import { type PartitionState, partitionId, type StreamState } from '../load/inde
 import { durationText } from './duration.ts';
 
 import type { QueryResult } from './sql.ts';
-import { WarehouseUsageError } from './sql.ts';
+import { WarehouseUsageError } from './usage-error.ts';
 
 /** A partition not checked for longer than this is stale, unless `--max-age stream=…` says otherwise. */
 export const DEFAULT_MAX_AGE_SECONDS = 24 * 3600;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { WarehouseUsageError } from './sql.ts';
+import { WarehouseUsageError } from './usage-error.ts';
 
 /** What an errno code means, in words, for a message that names the path it happened on. */
 const REASONS: Readonly<Record<string, string>> = {

@@ -3,11 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { isObjectStorage } from '../load/layout.ts';
 import { openDuckDB } from './duckdb.ts';
 import { warehouseIn } from './paths.ts';
-
-/** The warehouse is missing or a query is the caller's mistake: one clear line, exit 2. */
-export class WarehouseUsageError extends Error {
-  override name = 'WarehouseUsageError';
-}
+import { WarehouseUsageError } from './usage-error.ts';
 
 /** A query that was well formed but failed while it ran (exit 1); the cause is DuckDB's error. */
 export class QueryFailedError extends Error {

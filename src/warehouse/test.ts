@@ -13,14 +13,8 @@ import {
 import { uniqueKeyHolds } from './incremental.ts';
 import { checkFolder, identifiersOf, loadModels, type Model, selectModels } from './models.ts';
 import { DEFAULT_MODELS_DIR } from './paths.ts';
-import {
-  QueryFailedError,
-  type QueryResult,
-  runQuery,
-  WarehouseUsageError,
-  warehouseObjects,
-  withWarehouse,
-} from './sql.ts';
+import { QueryFailedError, type QueryResult, runQuery, warehouseObjects, withWarehouse } from './sql.ts';
+import { WarehouseUsageError } from './usage-error.ts';
 
 export const DEFAULT_TESTS_DIR = 'sql/tests';
 /** Offending rows printed per failing test; the count says how many there are in all. */

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { unwritable } from '../../src/cli/data-dir.ts';
 import { parseMaxAge } from '../../src/warehouse/freshness.ts';
 import { checkOutput, outputError, writeOutput } from '../../src/warehouse/output.ts';
-import { WarehouseUsageError } from '../../src/warehouse/sql.ts';
+import { WarehouseUsageError } from '../../src/warehouse/usage-error.ts';
 
 /**
  * How a path that cannot be written is reported. A read-only file system cannot be made in a test (root
