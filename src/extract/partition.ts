@@ -56,17 +56,30 @@ export interface PartitionWork {
   ): Promise<unknown>;
 }
 
+const snapshotSchemas = new WeakMap<StreamDefinition, z.ZodObject>();
+
+/**
+ * The schema of the rows a stream's flushes hold: a snapshot's rows also carry when and where they were
+ * observed. Made once per stream, so the lake's layout of it (flush.ts) is worked out once too.
+ */
+function lakeSchemaOf(stream: StreamDefinition): z.ZodObject {
+  if (stream.strategy !== 'snapshot') return stream.schema;
+  let schema = snapshotSchemas.get(stream);
+  if (!schema) {
+    schema = stream.schema.extend({
+      [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }),
+      [SNAPSHOT_PARTITION]: z.string(),
+    });
+    snapshotSchemas.set(stream, schema);
+  }
+  return schema;
+}
+
 /** Walks one partition, committing at the flush thresholds; on any stop, commits what it has. */
 export async function extractPartition(work: PartitionWork) {
   const { stream, partition, lake, pipeline } = work;
   const started = Date.now();
-  const schema =
-    stream.strategy === 'snapshot'
-      ? stream.schema.extend({
-          [SNAPSHOT_AT]: lakeTypes.timestamp({ unit: 'ms' }),
-          [SNAPSHOT_PARTITION]: z.string(),
-        })
-      : stream.schema;
+  const schema = lakeSchemaOf(stream);
   const checkpoint = work.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
   let requests = 0;
   let total: number | undefined;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { EXTRACTED_AT, lineageFields, RUN_ID } from '../schemas/lake.ts';
 import { BATCH_ROWS, type BatchBuilder, createBatchBuilder } from './batch-builder.ts';
-import { columnsOf, lakeColumnsOf } from './columns.ts';
+import { columnsOf, type LakeColumns, lakeColumnsOf } from './columns.ts';
 import type { Checkpoint, CommitLog, CommittedFile, DataCommit, Observation } from './commit.ts';
 import type { EncodingFile, ParquetEncoder } from './encoder.ts';
 import { RecordTypeError } from './errors.ts';
@@ -120,9 +120,6 @@ export function createFlush(args: FlushArgs): Flush {
     })();
     return numbering;
   };
-  const recordNames = new Set(columnsOf(args.schema).map((c) => c.name));
-  // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
-  const lineageKeys = Object.keys(partition).filter((k) => !recordNames.has(k));
   const table = (name: FileTable, builder: BatchBuilder): Table => ({
     name,
     builder,
@@ -130,11 +127,14 @@ export function createFlush(args: FlushArgs): Flush {
     fileRows: 0,
     fileBytes: 0,
   });
-  const data = table('data', createBatchBuilder(lakeColumnsOf(args.schema, lineageFields(lineageKeys))));
-  const rejects = table(
-    'rejects',
-    createBatchBuilder(lakeColumnsOf(rejectSchema, lineageFields(['network']))),
-  );
+  const data = table('data', createBatchBuilder(dataColumnsOf(args.schema, Object.keys(partition))));
+  // Most flushes reject nothing: their rejects table is made by the first reject.
+  let rejectsTable: Table | undefined;
+  const rejects = () => {
+    rejectsTable ??= table('rejects', createBatchBuilder(rejectColumns()));
+    return rejectsTable;
+  };
+  const tables = () => (rejectsTable ? [data, rejectsTable] : [data]);
   /** Files written to staging so far, numbered in order across both tables. */
   const staged: CommittedFile[] = [];
   let state: 'open' | 'busy' | 'failed' | 'done' = 'open';
@@ -201,13 +201,14 @@ export function createFlush(args: FlushArgs): Flush {
   };
 
   const addReject = async (reject: Reject, extra: object) => {
-    rejects.builder.append({ ...reject, stream, partition }, extra);
+    const table = rejects();
+    table.builder.append({ ...reject, stream, partition }, extra);
     rejected++;
-    await afterRow(rejects);
+    await afterRow(table);
   };
 
   const dropFiles = () => {
-    for (const table of [data, rejects]) {
+    for (const table of tables()) {
       table.file?.drop();
       table.file = undefined;
     }
@@ -284,7 +285,7 @@ export function createFlush(args: FlushArgs): Flush {
     },
     get bytes() {
       const buffered = (t: Table) => t.fileBytes + t.builder.byteLength();
-      return stagedBytes + buffered(data) + buffered(rejects);
+      return stagedBytes + tables().reduce((sum, table) => sum + buffered(table), 0);
     },
 
     // Refused before `exclusive`: a call after seal() is the caller's mistake, not this flush's failure.
@@ -331,8 +332,7 @@ export function createFlush(args: FlushArgs): Flush {
         // lake from closing after the failure.
         try {
           record.seq = await seqOf();
-          await stage(data);
-          await stage(rejects);
+          for (const table of tables()) await stage(table);
         } catch (error) {
           dropFiles();
           await removeStaged();
@@ -363,6 +363,38 @@ export function createFlush(args: FlushArgs): Flush {
       }),
   };
 }
+
+/**
+ * A table's columns, worked out from its zod schema once and kept: every partition's flush of a stream
+ * has the same ones, and working them out (walking the schema, building the lineage columns' schema)
+ * cost about 0.7 ms a flush, a tenth of a cron run that finds nothing new.
+ */
+const layouts = new WeakMap<z.ZodType, Map<string, LakeColumns>>();
+
+/** The data table's columns: the record's, then the lineage columns for the partition's keys. */
+function dataColumnsOf(schema: z.ZodType, partitionKeys: readonly string[]): LakeColumns {
+  let bySchema = layouts.get(schema);
+  if (!bySchema) {
+    bySchema = new Map();
+    layouts.set(schema, bySchema);
+  }
+  const key = partitionKeys.join('\n');
+  let columns = bySchema.get(key);
+  if (!columns) {
+    const recordNames = new Set(columnsOf(schema).map((c) => c.name));
+    // A partition key the record already carries (e.g. `address`) is not repeated as a lineage column.
+    const lineageKeys = partitionKeys.filter((k) => !recordNames.has(k));
+    columns = lakeColumnsOf(schema, lineageFields(lineageKeys));
+    bySchema.set(key, columns);
+  }
+  return columns;
+}
+
+let rejectLayout: LakeColumns | undefined;
+const rejectColumns = () => {
+  rejectLayout ??= lakeColumnsOf(rejectSchema, lineageFields(['network']));
+  return rejectLayout;
+};
 
 function bigintToString(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
