@@ -74,6 +74,15 @@ export interface CommitLog {
    */
   commit(record: DataCommit): Promise<void>;
   /**
+   * Records that a partition was read and had nothing new (no files; its checkpoint stays): where the
+   * source stood, or that its snapshot was still true. A shared store takes it as any commit. A writer
+   * alone with its log keeps it in the state until the log folds, at the latest as the lake closes: one
+   * state file per stream for a run's checks, not one durable record file (two fsyncs) per partition.
+   * A run killed before then loses only its checks, as if it had not looked: no checkpoint moves with
+   * them.
+   */
+  check(record: DataCommit): Promise<void>;
+  /**
    * Runs `body` (a compaction: plan, build, `commitCompaction`) holding the stream alone, with the
    * stream read fresh when the store is shared.
    */
@@ -83,7 +92,10 @@ export interface CommitLog {
    * link at it and removes the old generation. Only inside `exclusive`.
    */
   commitCompaction(record: CompactCommit): Promise<void>;
-  /** Folds every stream with at least `minRecords` records after its state (default FOLD_RECORDS). */
+  /**
+   * Folds every stream with at least `minRecords` records after its state (default FOLD_RECORDS), and
+   * every stream with checks not yet durable.
+   */
   fold(minRecords?: number): Promise<void>;
   /** The store, for what the lake does beside commits (a catalog's leases). */
   readonly store: RecordStore;
@@ -106,6 +118,8 @@ export function createCommitLog(
   /** How many records follow each stream's state. */
   const unfolded = new Map<string, number>();
   const nextSeq = new Map<string, number>();
+  /** Streams with checks held in the state only, made durable by the next fold. */
+  const heldChecks = new Set<string>();
 
   const stateOf = (stream: string) => {
     let state = states.get(stream);
@@ -211,6 +225,13 @@ export function createCommitLog(
         await storage.sync(staging);
       }),
 
+    async check(record) {
+      if (store.shared) return log.commit(record);
+      record.parent = log.latest(record.stream, record.partition)?.seq ?? null;
+      remember(record);
+      heldChecks.add(record.stream);
+    },
+
     exclusive: (stream, body) =>
       store.withStream(stream, 'exclusive', async () => {
         if (store.shared) await log.refresh(stream);
@@ -228,7 +249,7 @@ export function createCommitLog(
     async fold(minRecords = FOLD_RECORDS) {
       // A shared store's streams this writer committed to are read again alone: others may have added.
       const due = [...unfolded]
-        .filter(([, n]) => n > 0 && (store.shared || n >= minRecords))
+        .filter(([stream, n]) => n > 0 && (store.shared || n >= minRecords || heldChecks.has(stream)))
         .map(([stream]) => stream);
       for (const stream of due) {
         await store.withStream(stream, 'exclusive', async () => {
@@ -236,12 +257,16 @@ export function createCommitLog(
             ? load(stream, await store.loadStream(stream, { tidy: false }))
             : undefined;
           const count = unfolded.get(stream) ?? 0;
-          if (count === 0 || count < minRecords) return;
+          const due = count >= minRecords;
+          if (count === 0 || (!due && !heldChecks.has(stream))) return;
           const state = stateOf(stream);
           state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
+          // A fold only to make checks durable comes every run: its snapshot confirmations wait in the
+          // state until there are as many as a fold of FOLD_RECORDS records would have written out, so
+          // a cron run does not make a confirmations file of its own.
           const replaced = [
             ...(await mergeRejects(storage, state)),
-            ...(await foldConfirmations(storage, state)),
+            ...(await foldConfirmations(storage, state, due ? 1 : FOLD_RECORDS)),
           ];
           await store.writeState(
             state,
@@ -249,6 +274,7 @@ export function createCommitLog(
           );
           for (const path of replaced) await storage.remove(path);
           unfolded.set(stream, 0);
+          heldChecks.delete(stream);
         });
       }
     },

@@ -35,13 +35,18 @@ const fileOf = (stream: string, seq: number, n: number) =>
   `${folderOf(stream)}/part-${seqText(seq)}-${n}.parquet`;
 
 /**
- * Moves the state's pending confirmations into a new file, updating `state` in place. The stream's
+ * Moves the state's pending confirmations into a new file once there are at least `atLeast` of them,
+ * updating `state` in place. The stream's
  * files are merged into one first when MERGE_FILES of them have piled up: the new file stays out of the
  * merge, so the merged file holds only confirmations a warehouse build could have read already, and the
  * build, which follows the merge through `replaces`, reads just the new file. Returns the files the new
  * state no longer names, to delete once it is durable.
  */
-export async function foldConfirmations(storage: LakeStorage, state: StreamState): Promise<string[]> {
+export async function foldConfirmations(
+  storage: LakeStorage,
+  state: StreamState,
+  atLeast = 1,
+): Promise<string[]> {
   const pending = [...state.partitions.values()].flatMap((p) =>
     p.confirmations.map(([confirmedAt, snapshotAt]) => ({
       partition: partitionId(p.partition),
@@ -49,7 +54,7 @@ export async function foldConfirmations(storage: LakeStorage, state: StreamState
       confirmedAt,
     })),
   );
-  if (pending.length === 0) return [];
+  if (pending.length === 0 || pending.length < atLeast) return [];
   const replaced = await mergeWhenMany(storage, state);
   // Loaded when a fold has confirmations to write: a run of other streams never loads Arrow or
   // parquet-wasm on this thread.

@@ -39,6 +39,7 @@ export interface Lake {
   /**
    * Records that a partition was read and nothing changed: no files, the checkpoint where it is.
    * `confirmedAt`: an unchanged snapshot, still true at that time. `observed`: the source's clock then.
+   * Alone on a data directory, it is durable once the lake closes (CommitLog.check).
    */
   check(
     stream: string,
@@ -227,7 +228,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     async check(stream, partition, { confirmedAt, observed } = {}) {
       layoutCheck(stream, partition);
       const latest = log.latest(stream, partition);
-      await log.commit({
+      await log.check({
         format: 1,
         stream,
         seq: await log.allocateSeq(stream),

@@ -5,8 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRecordBatchBuilder } from '../../src/load/arrow.ts';
 import { BATCH_ROWS } from '../../src/load/batch-builder.ts';
+import { FOLD_RECORDS } from '../../src/load/commit.ts';
 import { LakeCorruptError } from '../../src/load/errors.ts';
-import { type Lake, openLake } from '../../src/load/lake.ts';
+import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
+import { partitionId } from '../../src/load/layout.ts';
 import { writeParquetFile } from '../../src/load/parquet.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { query } from './duck.ts';
@@ -173,6 +175,69 @@ describe('commit', () => {
         partition: JSON.stringify(partition),
       },
     ]);
+  });
+
+  it("keeps a run's checks in the state until the lake closes: no record file for each partition checked", async () => {
+    const first = await openTest();
+    await commitRows(first, 0, 3);
+    const snapshot = { ...partition, address: '0xdef' };
+    const flush = first.begin({ stream: STREAM, partition: snapshot, schema });
+    await flush.append([{ id: 100, amount: '1', address: '0xdef' }]);
+    await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+    await first.close();
+    open.splice(0);
+    const commitsDir = join(dataDir, 'lake', '_commits', STREAM);
+    const before = (await readdir(commitsDir)).sort();
+    expect(before).toEqual(['0000000001.json', '0000000002.json']);
+
+    // A cron run that finds nothing new: each partition is checked, one still-true snapshot confirmed.
+    const run = await openTest();
+    await run.check(STREAM, partition, { observed: { sourceAt: 5_000 } });
+    await run.check(STREAM, snapshot, { confirmedAt: 6_000, observed: { sourceAt: 6_000 } });
+    expect(run.partitionState(STREAM, partition)?.sourceAt).toBe(5_000);
+    // Nothing of them is on disk yet: a run killed now has lost its checks, and nothing else.
+    expect((await readdir(commitsDir)).sort()).toEqual(before);
+    const onDisk = (await readLakeState(dataDir)).get(STREAM);
+    expect(onDisk?.partitions.get(partitionId(partition))?.sourceAt).toBeUndefined();
+    expect(onDisk?.partitions.get(partitionId(snapshot))?.confirmations).toEqual([]);
+
+    await run.close();
+    open.splice(0);
+    // Closed: one state file holds both records and both checks.
+    expect(await readdir(commitsDir)).toEqual(['state-0000000004.json']);
+    const again = await openTest();
+    expect(again.readCheckpoint(STREAM, partition)).toEqual({ nextId: 3 });
+    expect(again.readCheckpoint(STREAM, snapshot)).toEqual({ snapshotAt: 1_000, answer: 'same' });
+    expect(again.partitionState(STREAM, partition)?.sourceAt).toBe(5_000);
+    // The confirmation waits in the state (a file of them comes once a fold's worth are pending).
+    expect(again.partitionState(STREAM, snapshot)?.confirmations).toEqual([[6_000, 1_000]]);
+    expect(again.partitionState(STREAM, snapshot)?.commits).toBe(2);
+  });
+
+  it("writes cron runs' snapshot confirmations out once a fold's worth are pending, not a file a run", async () => {
+    const first = await openTest();
+    const flush = first.begin({ stream: STREAM, partition, schema });
+    await flush.append(rowsFrom(0, 1));
+    await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+    await first.close();
+    open.splice(0);
+    const confirmationFiles = async () =>
+      ((await readLakeState(dataDir)).get(STREAM)?.files ?? []).filter((f) => f.table === 'confirmations');
+    for (let run = 1; run <= FOLD_RECORDS; run++) {
+      const l = await openTest();
+      await l.check(STREAM, partition, { confirmedAt: 1_000 + run });
+      await l.close();
+      open.splice(0);
+      const pending = (await readLakeState(dataDir)).get(STREAM)?.partitions.get(partitionId(partition));
+      if (run < FOLD_RECORDS) {
+        expect(await confirmationFiles()).toEqual([]);
+        expect(pending?.confirmations).toHaveLength(run);
+      } else {
+        expect(pending?.confirmations).toEqual([]);
+        const [file] = await confirmationFiles();
+        expect(file?.rows).toBe(FOLD_RECORDS);
+      }
+    }
   });
 
   it('writes rejects alone without moving the checkpoint', async () => {

@@ -34,11 +34,17 @@ afterEach(async () => {
 });
 
 let confirmedAt = 2_000;
-/** One run that finds every partition's snapshot unchanged; `fold`: the commit log folded after it. */
+/**
+ * One run that finds every partition's snapshot unchanged and ends as runs do, the lake closed (which
+ * makes its checks durable, their confirmations pending in the state); `fold`: compacted first, which
+ * folds the pending confirmations into a file.
+ */
 async function quietRun(fold: boolean) {
   confirmedAt += 900_000;
   for (const partition of PARTITIONS) await lake.check(STREAM, partition, { confirmedAt });
   if (fold) await lake.compact('all');
+  await lake.close();
+  lake = await openLake({ dataDir, runId: 'confirmations-test' });
 }
 
 /** Syncs the warehouse file `name` of the data directory with the lake as it is now. */
