@@ -15,7 +15,7 @@ import {
   partitionStateOf,
   type StreamState,
 } from './state.ts';
-import { diskStorage, folderOf, type LakeStorage, stagingFolder } from './storage.ts';
+import { diskStorage, eachLimited, folderOf, type LakeStorage, stagingFolder } from './storage.ts';
 
 export type {
   CommitRecord,
@@ -45,6 +45,8 @@ export type Checkpoint = Readonly<Record<string, unknown>>;
 
 /** A stream is folded when a run leaves at least this many records after its state. */
 export const FOLD_RECORDS = 16;
+/** Streams folded at once by a writer alone with its log. */
+const FOLDS_AT_ONCE = 4;
 
 export type { RecoveryReport } from './recovery.ts';
 
@@ -156,6 +158,32 @@ export function createCommitLog(
   const settleGeneration = generations.settle;
   const recovery = createRecovery({ storage, store, stateOf, ensureStreamDir });
 
+  const foldStream = (stream: string, minRecords: number) =>
+    store.withStream(stream, 'exclusive', async () => {
+      const records = store.shared
+        ? load(stream, await store.loadStream(stream, { tidy: false }))
+        : undefined;
+      const count = unfolded.get(stream) ?? 0;
+      const full = count >= minRecords;
+      if (count === 0 || (!full && !heldChecks.has(stream))) return;
+      const state = stateOf(stream);
+      state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
+      // A fold only to make checks durable comes every run: its snapshot confirmations wait in the state
+      // until there are as many as a fold of FOLD_RECORDS records would have written out, so a cron run
+      // does not make a confirmations file of its own.
+      const replaced = [
+        ...(await mergeRejects(storage, state)),
+        ...(await foldConfirmations(storage, state, full ? 1 : FOLD_RECORDS)),
+      ];
+      await store.writeState(
+        state,
+        (records ?? []).map((r) => r.seq),
+      );
+      for (const path of replaced) await storage.remove(path);
+      unfolded.set(stream, 0);
+      heldChecks.delete(stream);
+    });
+
   /** Reads a stream afresh and puts right what gone writers left of it (staged files, a generation). */
   const recover = (stream: string, report: RecoveryReport, { tidy }: { tidy: boolean }) =>
     // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
@@ -251,32 +279,11 @@ export function createCommitLog(
       const due = [...unfolded]
         .filter(([stream, n]) => n > 0 && (store.shared || n >= minRecords || heldChecks.has(stream)))
         .map(([stream]) => stream);
-      for (const stream of due) {
-        await store.withStream(stream, 'exclusive', async () => {
-          const records = store.shared
-            ? load(stream, await store.loadStream(stream, { tidy: false }))
-            : undefined;
-          const count = unfolded.get(stream) ?? 0;
-          const due = count >= minRecords;
-          if (count === 0 || (!due && !heldChecks.has(stream))) return;
-          const state = stateOf(stream);
-          state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
-          // A fold only to make checks durable comes every run: its snapshot confirmations wait in the
-          // state until there are as many as a fold of FOLD_RECORDS records would have written out, so
-          // a cron run does not make a confirmations file of its own.
-          const replaced = [
-            ...(await mergeRejects(storage, state)),
-            ...(await foldConfirmations(storage, state, due ? 1 : FOLD_RECORDS)),
-          ];
-          await store.writeState(
-            state,
-            (records ?? []).map((r) => r.seq),
-          );
-          for (const path of replaced) await storage.remove(path);
-          unfolded.set(stream, 0);
-          heldChecks.delete(stream);
-        });
-      }
+      // Alone with its log, a writer folds a few streams at once: each fold waits on fsyncs, which the
+      // file system can then serve together (a cron run folds every stream it checked as it closes).
+      await eachLimited(due.length, store.shared ? 1 : FOLDS_AT_ONCE, (i) =>
+        foldStream(due[i] as string, minRecords),
+      );
     },
   };
   return log;

@@ -127,14 +127,20 @@ export function createFlush(args: FlushArgs): Flush {
     fileRows: 0,
     fileBytes: 0,
   });
-  const data = table('data', createBatchBuilder(dataColumnsOf(args.schema, Object.keys(partition))));
-  // Most flushes reject nothing: their rejects table is made by the first reject.
+  // A table's builder is made by its first row: most flushes reject nothing, and a cron run's flushes
+  // mostly take no row at all.
+  let dataTable: Table | undefined;
   let rejectsTable: Table | undefined;
+  const data = () => {
+    dataTable ??= table('data', createBatchBuilder(dataColumnsOf(args.schema, Object.keys(partition))));
+    return dataTable;
+  };
   const rejects = () => {
     rejectsTable ??= table('rejects', createBatchBuilder(rejectColumns()));
     return rejectsTable;
   };
-  const tables = () => (rejectsTable ? [data, rejectsTable] : [data]);
+  /** The tables with rows so far, data first (the order their files are numbered in). */
+  const tables = () => [dataTable, rejectsTable].filter((t) => t !== undefined);
   /** Files written to staging so far, numbered in order across both tables. */
   const staged: CommittedFile[] = [];
   let state: 'open' | 'busy' | 'failed' | 'done' = 'open';
@@ -293,16 +299,18 @@ export function createFlush(args: FlushArgs): Flush {
       refuseSealed('append') ??
       exclusive('append', async () => {
         const extra = lineage(extractedAt);
+        let table: Table | undefined;
         for (const record of records) {
+          table ??= data();
           try {
-            data.builder.append(record, extra);
+            table.builder.append(record, extra);
           } catch (error) {
             if (!(error instanceof RecordTypeError)) throw error;
             await addReject({ raw: JSON.stringify(record, bigintToString), reason: error.message }, extra);
             continue;
           }
           rows++;
-          const next = afterRow(data);
+          const next = afterRow(table);
           if (next) await next;
         }
       }),
