@@ -11,20 +11,22 @@
  *     keep-alive connections, parses them with JSON.parse and throws them away (no avalake module).
  * Bare and pipeline alternate, so both see the same machine load.
  *
- * Two workloads, each against its own `avalake emulator` child (rate limit off, fixed clock):
+ * Three workloads, each against its own `avalake emulator` child (rate limit off, fixed clock):
  *   1. walks: the demo pipeline (pipelines/demo.json, its default streams, `start` pinned to a date) at
  *      scale small. One untimed in-process run records each partition's requests in order; the bare
  *      client replays them, as many walks at a time as the pipeline's concurrency, each walk in order.
- *   2. whale: one long newest-first walk, the whale's ERC-20 transfers on chain 43114 at scale large,
+ *   2. tick: a cron run that finds nothing new, the demo pipeline run again on the data directory its
+ *      first run left; the bare client replays that run's requests the same way.
+ *   3. whale: one long newest-first walk, the whale's ERC-20 transfers on chain 43114 at scale large,
  *      bounded by the pipeline's `start`: a date chosen so the walk reads about N records (the bare
  *      client finds it first, untimed). The bare client follows the listing to that date; the pipeline's
  *      walk stops there. Peak RSS at each N.
  *
- * Usage: npx tsx bench/extract-throughput.ts [--sizes 200000,2000000,10000000] [--skip walks|whale]
+ * Usage: npx tsx bench/extract-throughput.ts [--sizes 200000,2000000,10000000] [--skip walks|tick|whale]
  *        [--seed 1] [--clock fixed:1793577600]
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,9 +113,11 @@ async function bare(args: BareArgs): Promise<Measured & { result: BareResult }> 
   return { mode: 'bare', ...run, records: result.records, requests: result.requests, result };
 }
 
-async function pipeline(pipelineFile: string, label: string): Promise<Measured> {
+/** `avalake extract` into a fresh data directory, or into a copy of `from` (copied before the clock starts). */
+async function pipeline(pipelineFile: string, label: string, from?: string): Promise<Measured> {
   const dataDir = join(work, `data-${label}`);
   rmSync(dataDir, { recursive: true, force: true });
+  if (from) cpSync(from, dataDir, { recursive: true });
   try {
     const run = await measure(LAUNCHER, ['extract', pipelineFile, '--data-dir', dataDir, '--json']);
     const summary = JSON.parse(run.stdout) as {
@@ -178,25 +182,33 @@ const HEADER = [
   'runs',
 ];
 
-/** The demo pipeline's walks, recorded once in this process, then bare and pipeline side by side. */
-async function walks(rows: string[][]) {
-  // The clock is pinned for the whole bench, and so is `start` (the demo's "7d" as a date): a bench that
-  // runs over midnight UTC still sees the same world and makes the same requests.
+/**
+ * The demo pipeline against a fresh emulator at scale small, its clock pinned for the whole bench, and
+ * so is `start` (the demo's "7d" as a date): a bench that runs over midnight UTC still sees the same
+ * world and makes the same requests.
+ */
+async function demoPipeline() {
   const now = Math.floor(Date.now() / 1000 / 60) * 60;
   const emulator = await startChildEmulator({ scale: 'small', seed: SEED, clock: `fixed:${now}` });
+  const demo = (await import('../pipelines/demo.json', { with: { type: 'json' } })).default;
+  const start = new Date((Math.floor(now / DAY_S) - 7) * DAY_S * 1000).toISOString().slice(0, 10);
+  const file = join(work, 'demo.json');
+  const { $schema: _, ...rest } = demo as Record<string, unknown>;
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...rest,
+      urls: { data: emulator.url, metrics: emulator.url, node: `${emulator.url}/fuji` },
+      start,
+    }),
+  );
+  return { emulator, file, start };
+}
+
+/** The demo pipeline's walks, recorded once in this process, then bare and pipeline side by side. */
+async function walks(rows: string[][]) {
+  const { emulator, file, start } = await demoPipeline();
   try {
-    const demo = (await import('../pipelines/demo.json', { with: { type: 'json' } })).default;
-    const start = new Date((Math.floor(now / DAY_S) - 7) * DAY_S * 1000).toISOString().slice(0, 10);
-    const file = join(work, 'demo.json');
-    const { $schema: _, ...rest } = demo as Record<string, unknown>;
-    writeFileSync(
-      file,
-      JSON.stringify({
-        ...rest,
-        urls: { data: emulator.url, metrics: emulator.url, node: `${emulator.url}/fuji` },
-        start,
-      }),
-    );
     const recording = await record(file);
     const requests = recording.walks.reduce((n, w) => n + w.requests.length, 0);
     console.log(
@@ -219,12 +231,50 @@ async function walks(rows: string[][]) {
   }
 }
 
-/** An untimed in-process run of the pipeline that notes every request, grouped by partition in order. */
-async function record(pipelineFile: string): Promise<WalkRecording> {
-  const config = await resolveExtractConfig(
-    { pipeline: pipelineFile, dataDir: join(work, 'data-record') },
-    {},
-  );
+/**
+ * A cron run that finds nothing new: the demo pipeline run again on the data directory its first run
+ * left, the emulator's clock unmoved. Every partition asks for its newest page (the snapshots for all of
+ * theirs), finds nothing past its checkpoint or an answer equal to the last, and records that it looked.
+ * Bare replays that run's requests; each pipeline run starts from a copy of the first run's directory.
+ */
+async function tick(rows: string[][]) {
+  const { emulator, file } = await demoPipeline();
+  try {
+    const first = join(work, 'data-tick-first');
+    await record(file, { dataDir: first, keep: true });
+    const again = join(work, 'data-tick-again');
+    cpSync(first, again, { recursive: true });
+    const recording = await record(file, { dataDir: again });
+    const requests = recording.walks.reduce((n, w) => n + w.requests.length, 0);
+    console.log(
+      `\ntick: the demo pipeline run again with nothing new, ${recording.walks.length} partitions, ` +
+        `${fmt(requests)} requests, concurrency ${recording.concurrency}`,
+    );
+    const recordingFile = join(work, 'tick.json');
+    writeFileSync(recordingFile, JSON.stringify(recording));
+    const runs = await alternate(
+      false,
+      () => bare({ mode: 'walks', file: recordingFile }),
+      () => pipeline(file, 'tick', first),
+    );
+    for (const m of [...runs.bare, ...runs.pipe])
+      if (m.requests !== requests)
+        throw new Error(`a ${m.mode} run made ${m.requests} requests, the recording has ${requests}`);
+    rows.push(row('cron tick', runs));
+  } finally {
+    await emulator.stop();
+  }
+}
+
+/**
+ * An untimed in-process run of the pipeline that notes every request, grouped by partition in order,
+ * into `dataDir` (a fresh one by default), which it deletes after unless told to keep it.
+ */
+async function record(
+  pipelineFile: string,
+  { dataDir = join(work, 'data-record'), keep = false } = {},
+): Promise<WalkRecording> {
+  const config = await resolveExtractConfig({ pipeline: pipelineFile, dataDir }, {});
   const inner = createHttpClient({ userAgent: 'avalake/bench' });
   const byWalk = new Map<string, WalkRecording['walks'][number]>();
   const http: HttpClient = {
@@ -256,7 +306,7 @@ async function record(pipelineFile: string): Promise<WalkRecording> {
       throw new Error('the recording run retried requests: the emulator is not answering cleanly');
   } finally {
     await http.close();
-    rmSync(config.dataDir, { recursive: true, force: true });
+    if (!keep) rmSync(config.dataDir, { recursive: true, force: true });
   }
   return { concurrency: config.pipeline.concurrency, walks: [...byWalk.values()] };
 }
@@ -344,6 +394,7 @@ async function main() {
   );
   const rows: string[][] = [HEADER];
   if (!SKIP.has('walks')) await walks(rows);
+  if (!SKIP.has('tick')) await tick(rows);
   if (!SKIP.has('whale')) await whale(rows);
   console.log(`\n${table(rows)}`);
 }
