@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { type DuckDBConnection, DuckDBTimestampTZValue } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBTimestampTZValue } from '../load/duckdb.ts';
 import { type LiveFile, partitionId } from '../load/index.ts';
 import { queryRows, quoteLiteral } from './duckdb.ts';
 import { traceHeldFiles } from './held-files.ts';
