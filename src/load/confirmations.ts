@@ -36,11 +36,10 @@ const fileOf = (stream: string, seq: number, n: number) =>
 
 /**
  * Moves the state's pending confirmations into a new file once there are at least `atLeast` of them,
- * updating `state` in place. The stream's
- * files are merged into one first when MERGE_FILES of them have piled up: the new file stays out of the
- * merge, so the merged file holds only confirmations a warehouse build could have read already, and the
- * build, which follows the merge through `replaces`, reads just the new file. Returns the files the new
- * state no longer names, to delete once it is durable.
+ * updating `state` in place. The stream's files are merged into one first when MERGE_FILES of them have
+ * piled up: the new file stays out of the merge, so the merged file holds only confirmations a warehouse
+ * build could have read already, and the build, which follows the merge through `replaces`, reads just
+ * the new file. Returns the files the new state no longer names, to delete once it is durable.
  */
 export async function foldConfirmations(
   storage: LakeStorage,
