@@ -1,6 +1,6 @@
 import { copyFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openCatalog } from './catalog.ts';
+import { CatalogImportError, openCatalog } from './catalog.ts';
 import { createCommitLog } from './commit.ts';
 import { markCatalogLake, markMovedLake } from './commit-log-kind.ts';
 import { fsyncDir } from './durable.ts';
@@ -19,8 +19,9 @@ import type { StreamState } from './state.ts';
  * any step, it finishes: the catalog takes the very same states again without complaint.
  *
  * `to` (`s3://bucket/prefix`): the lake moves to object storage as well. Every file the states name is
- * uploaded to the same place under the prefix first (one already there at its size is not sent again),
- * and the local lake is marked as moved (`lake/_moved`), so no command opens it any more.
+ * uploaded to the same place under the prefix first (one already there, the same file by its sha256,
+ * is not sent again; another file there refuses the move), and the local lake is marked as moved
+ * (`lake/_moved`), so no command opens it any more.
  */
 
 export interface CatalogImport {
@@ -68,19 +69,34 @@ export async function importIntoCatalog(
   }
 }
 
-/** Uploads every file the states name to the object-storage lake `to`; returns how many were sent. */
+/**
+ * Uploads every file the states name to the object-storage lake `to`; returns how many were sent. An
+ * object already at a file's path is kept only when it is that very file, by size and sha256 (the
+ * import run again after a crash). Any other object there (a lake that was at that prefix before)
+ * refuses the move before anything is uploaded: no object is replaced, and the catalog is not touched.
+ */
 async function upload(lakeDir: string, states: readonly StreamState[], to: string): Promise<number> {
   const remote = await openLakeStorage(to);
-  let sent = 0;
   try {
-    for (const state of states)
-      for (const file of state.files) {
-        if ((await remote.size(file.path)) === file.bytes) continue;
-        await remote.writeFrom(file.path, (local) => copyFile(join(lakeDir, ...file.path.split('/')), local));
-        sent++;
-      }
+    const files = states.flatMap((state) => state.files);
+    const uploaded = new Set<string>();
+    for (const file of files) {
+      const size = await remote.size(file.path);
+      if (size === undefined) continue;
+      if (size !== file.bytes || (await remote.sha256(file.path)) !== file.sha256)
+        throw new CatalogImportError(
+          `--to ${to}: the lake's file ${file.path} is there already with other content (another lake at that prefix?); nothing was moved. Choose an empty prefix, or remove what is there`,
+        );
+      uploaded.add(file.path);
+    }
+    let sent = 0;
+    for (const file of files) {
+      if (uploaded.has(file.path)) continue;
+      await remote.writeFrom(file.path, (local) => copyFile(join(lakeDir, ...file.path.split('/')), local));
+      sent++;
+    }
+    return sent;
   } finally {
     remote.close();
   }
-  return sent;
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -13,7 +13,15 @@ import { coreWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
 import { expectLakeAsReference, lakeRows } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { downloadPrefix, freshBucket, type S3TestServer, startS3 } from '../helpers/s3.ts';
+import {
+  downloadPrefix,
+  freshBucket,
+  listKeys,
+  readObject,
+  type S3TestServer,
+  startS3,
+  writeObject,
+} from '../helpers/s3.ts';
 
 let emulator: Emulator;
 let server: TestPostgres;
@@ -169,3 +177,33 @@ it('catalog-import --to moves the files to a bucket too: workers go on there, th
     await rm(localDir, { recursive: true, force: true });
   }
 }, 180_000);
+
+it('catalog-import --to refuses a prefix where another file has one of the lake’s names, before moving anything', async () => {
+  const box = coreWorkspace(emulator);
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  const catalog = await freshDatabase(server.url);
+  const bucket = await freshBucket(s3, 'taken');
+  const file = [...(await readLakeState(box.dataDir)).values()].flatMap((s) => s.files)[0];
+  if (!file) throw new Error('the extract committed no file');
+  // Another lake's file of that name and size, one byte apart: its size alone would pass it as this one.
+  const other = await readFile(join(box.dataDir, 'lake', ...file.path.split('/')));
+  const middle = Math.floor(other.length / 2);
+  other[middle] = (other[middle] ?? 0) ^ 0xff;
+  // The data directory's lake is under `lake/` in the bucket's prefix.
+  const key = `lake/${file.path}`;
+  await writeObject(s3, bucket, key, other);
+
+  const refused = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', bucket],
+    s3.env,
+  );
+  expect(refused.code, refused.stdout).toBe(2);
+  expect(refused.stderr).toContain(`--to ${bucket}: the lake's file ${file.path} is there already`);
+  expect(refused.stderr).toContain('nothing was moved');
+  // Nothing moved: the object is as it was and alone, the catalog has no stream, the box's lake is its own.
+  expect(await listKeys(s3, bucket)).toEqual([key]);
+  expect((await readObject(s3, bucket, key)).equals(other)).toBe(true);
+  expect((await readLakeState(box.dataDir, catalog)).size).toBe(0);
+  const status = await runCli(['status', '--data-dir', box.dataDir]);
+  expect(status.code, status.stderr).toBe(0);
+}, 120_000);

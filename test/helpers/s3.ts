@@ -18,6 +18,7 @@ import {
   GetObjectCommand,
   ListObjectsCommand,
   type ListObjectsCommandOutput,
+  PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 
@@ -255,6 +256,19 @@ async function getBytes(client: S3Client, bucket: string, key: string): Promise<
 export async function readObject(server: S3Endpoint, url: string, key: string): Promise<Buffer> {
   const { bucket, prefix } = parseS3Url(url);
   return withClient(server, (client) => getBytes(client, bucket, fullKey(prefix, key)));
+}
+
+/** Writes `<prefix>/<key>` in the URL's bucket: what another writer left there. */
+export async function writeObject(
+  server: S3Endpoint,
+  url: string,
+  key: string,
+  bytes: Uint8Array,
+): Promise<void> {
+  const { bucket, prefix } = parseS3Url(url);
+  await withClient(server, (client) =>
+    client.send(new PutObjectCommand({ Bucket: bucket, Key: fullKey(prefix, key), Body: bytes })),
+  );
 }
 
 /** Copies every object under the URL's prefix to `localDir/<relative key>`, so local tools can read them. */
