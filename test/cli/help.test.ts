@@ -11,9 +11,17 @@ import { DEFAULT_QUORUM_PERCENTAGE } from '../../src/schemas/warp-validators.ts'
  * when it runs. (How fast that is goes in the commit log, measured, not in a timed test.)
  */
 
-// A resolve hook that appends every module URL the process resolves to a file named by the environment.
+// A resolve hook that appends every module URL the process resolves to a file named by the environment,
+// and every file it requires (CommonJS, which the hook does not see: DuckDB is required).
 const RECORD_HOOK = `data:text/javascript,${encodeURIComponent(`
-  import { register } from 'node:module';
+  import Module, { register } from 'node:module';
+  import { appendFileSync } from 'node:fs';
+  const resolveFilename = Module._resolveFilename;
+  Module._resolveFilename = function (...args) {
+    const file = resolveFilename.apply(this, args);
+    appendFileSync(process.env.AVALAKE_TEST_MODULES, file + '\\n');
+    return file;
+  };
   register('data:text/javascript,' + encodeURIComponent(\`
     import { appendFileSync } from 'node:fs';
     export async function resolve(specifier, context, next) {
