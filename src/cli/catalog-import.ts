@@ -3,15 +3,10 @@ import { resolveCatalog, resolveLakeLocation } from '../extract/location.ts';
 import { CatalogImportError } from '../load/catalog.ts';
 import { type CatalogImport, IMPORTED_LOG, importIntoCatalog } from '../load/catalog-import.ts';
 import { localCommitLogKind } from '../load/commit-log-kind.ts';
-import {
-  CatalogUnavailableError,
-  isObjectStorage,
-  LakeCorruptError,
-  LockHeldError,
-  StorageUnavailableError,
-} from '../load/index.ts';
+import { isObjectStorage } from '../load/index.ts';
 import { dataDirOf, noLakeIn } from './data-dir.ts';
 import { EXIT } from './exit.js';
+import { lakeFailureExit } from './lake-failure.ts';
 
 export interface CatalogImportArgs {
   dataDir?: string;
@@ -79,19 +74,9 @@ export async function catalogImport(
   try {
     report = await importIntoCatalog(dataDir, catalog, args.to !== undefined ? { to: args.to } : {});
   } catch (error) {
-    if (error instanceof LockHeldError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.locked;
-    }
     if (error instanceof CatalogImportError) return refuse(error.message);
-    if (
-      error instanceof CatalogUnavailableError ||
-      error instanceof LakeCorruptError ||
-      error instanceof StorageUnavailableError
-    ) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.failed;
-    }
+    const failed = lakeFailureExit(error);
+    if (failed !== undefined) return failed;
     throw error;
   }
   const partitions = report.streams.reduce((n, s) => n + s.partitions, 0);

@@ -2,19 +2,16 @@ import { existsSync } from 'node:fs';
 import { emptyStreamName } from '../extract/config.ts';
 import {
   acquireLock,
-  CatalogUnavailableError,
   type CompactionResult,
   isObjectStorage,
-  LakeCorruptError,
-  LockHeldError,
   openLake,
   readLakeState,
-  StorageUnavailableError,
 } from '../load/index.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
+import { lakeFailureExit } from './lake-failure.ts';
 
 export interface CompactArgs {
   dataDir?: string;
@@ -129,18 +126,8 @@ export async function compact(
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
     return EXIT.ok;
   } catch (error) {
-    if (error instanceof LockHeldError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.locked;
-    }
-    if (
-      error instanceof LakeCorruptError ||
-      error instanceof CatalogUnavailableError ||
-      error instanceof StorageUnavailableError
-    ) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.failed;
-    }
+    const failed = lakeFailureExit(error);
+    if (failed !== undefined) return failed;
     const refused = unwritable('--data-dir', dataDir, error);
     if (refused) {
       process.stderr.write(`avalake: ${refused}\n`);
