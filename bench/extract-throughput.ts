@@ -210,22 +210,11 @@ async function walks(rows: string[][]) {
   const { emulator, file, start } = await demoPipeline();
   try {
     const recording = await record(file);
-    const requests = recording.walks.reduce((n, w) => n + w.requests.length, 0);
     console.log(
       `walks: the demo pipeline (scale small, start ${start}), ${recording.walks.length} partitions, ` +
-        `${fmt(requests)} requests, concurrency ${recording.concurrency}`,
+        `${fmt(requestsIn(recording))} requests, concurrency ${recording.concurrency}`,
     );
-    const recordingFile = join(work, 'walks.json');
-    writeFileSync(recordingFile, JSON.stringify(recording));
-    const runs = await alternate(
-      false,
-      () => bare({ mode: 'walks', file: recordingFile }),
-      () => pipeline(file, 'walks'),
-    );
-    for (const m of [...runs.bare, ...runs.pipe])
-      if (m.requests !== requests)
-        throw new Error(`a ${m.mode} run made ${m.requests} requests, the recording has ${requests}`);
-    rows.push(row('demo walks', runs));
+    rows.push(row('demo walks', await replayBeside(recording, file, 'walks')));
   } finally {
     await emulator.stop();
   }
@@ -245,25 +234,35 @@ async function tick(rows: string[][]) {
     const again = join(work, 'data-tick-again');
     cpSync(first, again, { recursive: true });
     const recording = await record(file, { dataDir: again });
-    const requests = recording.walks.reduce((n, w) => n + w.requests.length, 0);
     console.log(
       `\ntick: the demo pipeline run again with nothing new, ${recording.walks.length} partitions, ` +
-        `${fmt(requests)} requests, concurrency ${recording.concurrency}`,
+        `${fmt(requestsIn(recording))} requests, concurrency ${recording.concurrency}`,
     );
-    const recordingFile = join(work, 'tick.json');
-    writeFileSync(recordingFile, JSON.stringify(recording));
-    const runs = await alternate(
-      false,
-      () => bare({ mode: 'walks', file: recordingFile }),
-      () => pipeline(file, 'tick', first),
-    );
-    for (const m of [...runs.bare, ...runs.pipe])
-      if (m.requests !== requests)
-        throw new Error(`a ${m.mode} run made ${m.requests} requests, the recording has ${requests}`);
-    rows.push(row('cron tick', runs));
+    rows.push(row('cron tick', await replayBeside(recording, file, 'tick', first)));
   } finally {
     await emulator.stop();
   }
+}
+
+const requestsIn = (recording: WalkRecording) => recording.walks.reduce((n, w) => n + w.requests.length, 0);
+
+/**
+ * Bare replaying `recording` and the pipeline of `pipelineFile` (into a copy of `from`, if given),
+ * alternated; both must make the recording's requests.
+ */
+async function replayBeside(recording: WalkRecording, pipelineFile: string, label: string, from?: string) {
+  const requests = requestsIn(recording);
+  const recordingFile = join(work, `${label}.json`);
+  writeFileSync(recordingFile, JSON.stringify(recording));
+  const runs = await alternate(
+    false,
+    () => bare({ mode: 'walks', file: recordingFile }),
+    () => pipeline(pipelineFile, label, from),
+  );
+  for (const m of [...runs.bare, ...runs.pipe])
+    if (m.requests !== requests)
+      throw new Error(`a ${m.mode} run made ${m.requests} requests, the recording has ${requests}`);
+  return runs;
 }
 
 /**
