@@ -35,18 +35,36 @@ const ids = async () =>
     )
   ).map((r) => r.id as number);
 
-/** As if `runId` had stopped its heartbeat an hour ago. */
-async function ageHeartbeat(runId: string) {
+/** `body` with a connection of its own to the catalog's database: the test looking from outside avalake. */
+async function withAdmin<T>(body: (admin: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: catalog });
   await admin.connect();
   try {
+    return await body(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The lake holds rows 0 to n-1, and the state of its one partition counts n commits of a row each. */
+async function expectWhole(n: number) {
+  expect(await ids()).toEqual(Array.from({ length: n }, (_, i) => i));
+  const state = (await readLakeState(dataDir, catalog)).get(STREAM);
+  expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({
+    commits: n,
+    rows: n,
+    checkpoint: { next: n },
+  });
+}
+
+/** As if `runId` had stopped its heartbeat an hour ago. */
+async function ageHeartbeat(runId: string) {
+  await withAdmin(async (admin) => {
     await admin.query(
       "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = $1",
       [runId],
     );
-  } finally {
-    await admin.end();
-  }
+  });
 }
 
 async function until(condition: () => Promise<boolean>) {
@@ -185,16 +203,8 @@ describe('a PostgreSQL catalog', () => {
       await w.close(); // folds once 16 records pile up
       open.pop();
     }
-    expect(await ids()).toEqual(Array.from({ length: 21 }, (_, i) => i));
-    const state = (await readLakeState(dataDir, catalog)).get(STREAM);
-    expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({
-      commits: 21,
-      rows: 21,
-      checkpoint: { next: 21 },
-    });
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
+    await expectWhole(21);
+    await withAdmin(async (admin) => {
       const { rows } = await admin.query<{ seq: string; parent: string | null }>(
         "select seq, record->>'parent' as parent from avalake.commits where stream = $1 order by commit_id",
         [STREAM],
@@ -209,9 +219,7 @@ describe('a PostgreSQL catalog', () => {
         STREAM,
       ]);
       expect(folded.rowCount).toBe(1);
-    } finally {
-      await admin.end();
-    }
+    });
   });
 
   it('deletes folded records once a week old and older than every live run; the lake reads the same', async () => {
@@ -222,17 +230,15 @@ describe('a PostgreSQL catalog', () => {
       await flush.append(rowsFrom(next, 1));
       await flush.commit({ next: next + 1 });
     };
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    const seqs = async () =>
-      (
-        await admin.query<{ seq: string }>(
-          'select seq from avalake.commits where stream = $1 and partition_id is not null order by seq',
-          [STREAM],
-        )
-      ).rows.map((r) => Number(r.seq));
-    const age = (sql: string, params: unknown[] = []) => admin.query(sql, params);
-    try {
+    await withAdmin(async (admin) => {
+      const seqs = async () =>
+        (
+          await admin.query<{ seq: string }>(
+            'select seq from avalake.commits where stream = $1 and partition_id is not null order by seq',
+            [STREAM],
+          )
+        ).rows.map((r) => Number(r.seq));
+      const age = (sql: string, params: unknown[] = []) => admin.query(sql, params);
       for (let i = 0; i < 5; i++) await commitNext();
       await a.compact('all'); // folds: the records stay, a day old or not
       const first = await seqs();
@@ -271,18 +277,10 @@ describe('a PostgreSQL catalog', () => {
       const last = await seqs();
       expect(last).toHaveLength(2);
       expect(last.every((seq) => seq > Math.max(...kept))).toBe(true);
-    } finally {
-      await admin.end();
-    }
+    });
 
     // The lake is whole: every row, and the partition's state counts every commit.
-    expect(await ids()).toEqual(Array.from({ length: 9 }, (_, i) => i));
-    const state = (await readLakeState(dataDir, catalog)).get(STREAM);
-    expect([...(state?.partitions.values() ?? [])][0]).toMatchObject({
-      commits: 9,
-      rows: 9,
-      checkpoint: { next: 9 },
-    });
+    await expectWhole(9);
     const again = await openWriter('run-c');
     expect(again.readCheckpoint(STREAM, partition)).toEqual({ next: 9 });
   });
@@ -294,9 +292,7 @@ describe('a PostgreSQL catalog', () => {
     await flush.commit({ next: 1 });
     await a.close();
     open.splice(0);
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
+    await withAdmin(async (admin) => {
       await admin.query('drop index avalake.commits_by_age');
       await admin.query('alter table avalake.commits drop column written_at');
       const upgradedAt = Date.now();
@@ -311,9 +307,7 @@ describe('a PostgreSQL catalog', () => {
       expect(Math.abs(new Date(rows[0]?.oldest ?? 0).getTime() - upgradedAt)).toBeLessThan(60_000);
       // Records written from now on are dated when written.
       expect(rows[0]?.column_default).toBe('clock_timestamp()');
-    } finally {
-      await admin.end();
-    }
+    });
   });
 
   it('deletes a backlog of folded records a bounded number at a time, over the next folds', async () => {
@@ -325,9 +319,7 @@ describe('a PostgreSQL catalog', () => {
     };
     await commitOne(0);
     await a.compact('all');
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
+    await withAdmin(async (admin) => {
       // A week-old backlog, as a catalog from before records were deleted has: older than any record.
       await admin.query(
         `insert into avalake.commits (commit_id, stream, seq, partition_id, record, written_at)
@@ -345,9 +337,7 @@ describe('a PostgreSQL catalog', () => {
       await commitOne(2);
       await a.compact('all');
       expect(await backlog()).toBe(0);
-    } finally {
-      await admin.end();
-    }
+    });
     expect(await ids()).toEqual([0, 1, 2]);
   });
 
@@ -376,15 +366,11 @@ describe('a PostgreSQL catalog', () => {
     const a = await openWriter('run-a');
     await openWriter('run-b');
     expect(await a.claim(STREAM, partition)).toBe('claimed');
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
+    await withAdmin(async (admin) => {
       await admin.query(
         "update avalake.runs set heartbeat_at = clock_timestamp() - interval '1 hour' where run_id = 'run-b'",
       );
-    } finally {
-      await admin.end();
-    }
+    });
     const status = await readStatus(dataDir, Date.now(), catalog);
     expect(status.workers?.map((w) => [w.runId, w.live, w.holding, w.pid])).toEqual([
       ['run-a', true, 1, process.pid],
@@ -399,9 +385,7 @@ describe('a PostgreSQL catalog', () => {
     const a = await openWriter('run-a');
     expect(await a.claim(STREAM, partition)).toBe('claimed');
     await openWriter('run-b');
-    const admin = new pg.Client({ connectionString: catalog });
-    await admin.connect();
-    try {
+    await withAdmin(async (admin) => {
       await admin.query(
         "update avalake.runs set heartbeat_at = clock_timestamp() - interval '8 days' where run_id = 'run-a'",
       );
@@ -416,8 +400,6 @@ describe('a PostgreSQL catalog', () => {
       ]);
       // What the forgotten run held is free for the others.
       expect(await c.claim(STREAM, partition)).not.toBe('held');
-    } finally {
-      await admin.end();
-    }
+    });
   });
 });
