@@ -421,12 +421,13 @@ export async function openCatalog(
            values ($1, (select coalesce(max(commit_id), 0) from avalake.commits), $2)`,
             [state.stream, json],
           );
-          for (const p of state.partitions.values())
-            await client.query('insert into avalake.heads (stream, partition_id, seq) values ($1, $2, $3)', [
-              state.stream,
-              partitionId(p.partition),
-              p.seq,
-            ]);
+          // Every partition's head in one statement: a lake of address partitions has thousands.
+          const partitions = [...state.partitions.values()];
+          await client.query(
+            `insert into avalake.heads (stream, partition_id, seq)
+           select $1, id, seq from unnest($2::text[], $3::bigint[]) as p(id, seq)`,
+            [state.stream, partitions.map((p) => partitionId(p.partition)), partitions.map((p) => p.seq)],
+          );
         }
         // Every seq the catalog hands out from now on comes after those the lake used.
         const next = Math.max(1, ...states.map((s) => s.nextSeq));
