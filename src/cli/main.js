@@ -20,6 +20,10 @@ await yargs(hideBin(process.argv))
   .strict()
   .version(VERSION)
   .alias('h', 'help')
+  // avalake's descriptions and messages are English: yargs's own words (Options:, Show help) are kept in
+  // English too, not translated by LANG into a page of two languages. The built CLI bundles yargs without
+  // its locale files, so this also keeps the built CLI and the source one alike.
+  .locale('en')
   .wrap(Math.min(110, process.stdout.columns ?? 110))
   .fail((message, error) => {
     // A usage mistake (UsageError, src/cli/errors.ts) is one line and exit 2; anything else is a bug and

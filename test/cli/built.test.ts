@@ -1,8 +1,19 @@
-import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type { BuildInputs } from '../../scripts/build.ts';
 import { builtIsCurrent } from '../../src/cli/entry.js';
 import { runCli } from '../helpers/output.ts';
 
@@ -58,6 +69,27 @@ describe('which CLI bin/avalake.js runs', () => {
       const bad = await runCli(['extract', '/nonexistent/pipeline.json', '--data-dir', tmpdir()], env);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('/nonexistent/pipeline.json');
+      // yargs's words stay English whatever LANG says: the built CLI bundles yargs without its locale
+      // files, and the source CLI would otherwise mix German headings into an English page.
+      const help = await runCli(['extract', '--help'], { ...env, LANG: 'de_DE.UTF-8' });
+      expect(help.stdout).toContain('Options:');
+      expect(help.stdout).toContain('Show help');
     }
+  });
+
+  it('bundles the packages every command starts with, and a new version of one makes the build stale', () => {
+    const root = new URL('../../', import.meta.url);
+    const built = join(root.pathname, 'dist', 'cli');
+    if (!existsSync(join(built, 'inputs.json'))) return; // no build here: CI always has one (`npm ci`)
+    const { files } = JSON.parse(readFileSync(join(built, 'inputs.json'), 'utf8')) as BuildInputs;
+    const chunks = readdirSync(built)
+      .filter((name) => name.endsWith('.js'))
+      .map((name) => readFileSync(join(built, name), 'utf8'));
+    for (const bundled of ['yargs', 'zod', 'undici', 'p-retry']) {
+      expect(files.map((f) => f.path)).toContain(`node_modules/${bundled}/package.json`);
+      expect(chunks.some((code) => code.includes(`from "${bundled}"`))).toBe(false);
+    }
+    // DuckDB is native code: it stays in node_modules.
+    expect(chunks.some((code) => code.includes('"@duckdb/node-api"'))).toBe(true);
   });
 });
