@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { access, mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { localCommitLogKind } from '../load/commit-log-kind.ts';
 import { isObjectStorage, parseObjectStorageUrl } from '../load/layout.ts';
@@ -140,6 +141,24 @@ export async function checkDataDir(dataDir: string, flag = '--data-dir'): Promis
         `the data directory ${dataDir} is not writable: no permission to write in ${at}; choose another with ${flag} or fix its permissions`,
       );
     }
+    if (at !== resolve(dataDir)) await checkTakesFolders(at, dataDir, flag);
     return;
   }
+}
+
+/**
+ * The data directory is to be made inside `at`: try making (and removing) a folder there first. Some
+ * directories pass the permission check and still take no new folders (/proc, a read-only mount as
+ * root), and a lake that could not make its directory would fail after its checks, not before.
+ */
+async function checkTakesFolders(at: string, dataDir: string, flag: string): Promise<void> {
+  const probe = join(at, `.avalake-probe-${process.pid}-${randomUUID()}`);
+  try {
+    await mkdir(probe);
+  } catch (error) {
+    throw new ConfigError(
+      `the data directory ${dataDir} cannot be created: ${at} takes no new folders (${(error as NodeJS.ErrnoException).code}); choose another with ${flag}`,
+    );
+  }
+  await rmdir(probe);
 }

@@ -59,14 +59,23 @@ export async function sha256File(path: string): Promise<string> {
 export async function mkdirDurable(path: string, known?: Set<string>): Promise<void> {
   if (known?.has(path)) return;
   try {
+    await mkdirOne(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // Its parent is missing: make the parent, then try this folder once more. A second ENOENT (a parent
+    // that exists but cannot hold folders, as /proc) is the answer, not a reason to try again forever.
+    await mkdirDurable(dirname(path), known);
+    await mkdirOne(path);
+  }
+  known?.add(path);
+}
+
+/** One folder, its parent fsynced when it is new; one already there is fine. */
+async function mkdirOne(path: string): Promise<void> {
+  try {
     await mkdir(path);
     await fsyncDir(dirname(path));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') {
-      await mkdirDurable(dirname(path), known);
-      await mkdirDurable(path, known);
-    } else if (code !== 'EEXIST') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  known?.add(path);
 }

@@ -12,7 +12,7 @@ export type {
   StreamState,
 } from './commit.ts';
 export type { CompactionResult } from './compact.ts';
-export { fsyncFile } from './durable.ts';
+export { fsyncFile, mkdirDurable } from './durable.ts';
 export {
   createInlineEncoder,
   createWorkerEncoder,

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Claim, HeartbeatReport, SharedAllowance, WorkerStanding } from './catalog.ts';
 import {
@@ -15,6 +14,7 @@ import {
 } from './commit.ts';
 import { markCatalogLake } from './commit-log-kind.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
+import { mkdirDurable } from './durable.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
@@ -137,7 +137,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     throw new Error(
       `${options.dataDir}: a lake on object storage needs a catalog (--catalog postgres://…) for its commit log`,
     );
-  if (!remote) await mkdir(paths.dataDir, { recursive: true });
+  if (!remote) await mkdirDurable(paths.dataDir);
   const runId = options.runId ?? randomUUID();
   const storage = await openLakeStorage(options.dataDir);
   // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.

@@ -1,7 +1,7 @@
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { acquireLock, fsyncFile, isObjectStorage, type LockOptions } from '../load/index.ts';
+import { acquireLock, fsyncFile, isObjectStorage, type LockOptions, mkdirDurable } from '../load/index.ts';
 import { syncConfirmations } from './confirmations.ts';
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import {
@@ -111,7 +111,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   checkLimit(concurrency, 'concurrency');
   const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
   const target = warehouseIn(options.localDir ?? options.dataDir);
-  await mkdir(dirname(target), { recursive: true });
+  await mkdirDurable(dirname(target));
   // One build of a warehouse at a time: two would each swap their copy in, and the one that started
   // first, from an older lake, could land last. Holding the lock also tells that a copy left aside is a
   // killed build's, so it is deleted instead of filling the disk run after run.

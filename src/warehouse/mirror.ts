@@ -1,9 +1,10 @@
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import {
   eachLimited,
   type LakeStorage,
   type LiveFile,
+  mkdirDurable,
   openLakeStorage,
   parseObjectStorageUrl,
   readLakeState,
@@ -72,7 +73,7 @@ async function download(storage: LakeStorage, streams: Map<string, StreamState>,
   await eachLimited(wanted.length, DOWNLOADS, async (i) => {
     const { path, stream } = wanted[i] as LiveFile & { stream: string };
     const local = join(lakeDir, ...path.split('/'));
-    await mkdir(dirname(local), { recursive: true });
+    await mkdirDurable(dirname(local));
     await rm(local, { force: true });
     await storage.download(path, local).catch(async (error) => {
       // Committed a moment ago and not yet copied into place: its staged copy goes only after the copy.

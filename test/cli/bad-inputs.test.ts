@@ -167,6 +167,15 @@ const CONFIG_CASES: ConfigCase[] = [
     ],
   },
   {
+    // /proc passes the permission check (as root) and takes no folders: the lake's mkdir used to loop.
+    name: 'data directory in a folder that takes no new folders',
+    args: () => ({ dataDir: `/proc/avalake-${process.pid}/data` }),
+    message: [
+      /data directory \/proc\/avalake-\d+\/data cannot be created: \/proc takes no new folders/,
+      /--data-dir/,
+    ],
+  },
+  {
     name: 'a stream with nothing to read',
     args: () => ({ streams: 'erc20_transfers' }),
     message: [
