@@ -14,28 +14,27 @@ import { expectSameWarehouse, modeOf, queryWarehouse } from '../helpers/warehous
  */
 const SNAPSHOTS = ['2026-11-01 00:00:00+00', '2026-11-02 00:00:00+00', '2026-11-03 00:00:00+00'];
 
-function row(snapshot: number, nodeId: string, txId: string | null, validationId: string | null) {
+function row(
+  snapshot: number | string,
+  nodeId: string,
+  txId: string | null,
+  validationId: string | null,
+  subnet = 'primary',
+) {
   const text = (v: string | null) => (v === null ? 'null' : `'${v}'`);
-  return `('fuji', 'primary', '${nodeId}', timestamptz '${SNAPSHOTS[snapshot]}', ${text(txId)}, ${text(validationId)},
+  const at = typeof snapshot === 'number' ? SNAPSHOTS[snapshot] : snapshot;
+  return `('fuji', '${subnet}', '${nodeId}', timestamptz '${at}', ${text(txId)}, ${text(validationId)},
     timestamptz '2026-10-01 00:00:00+00', timestamptz '2026-12-01 00:00:00+00', 2000000000000::decimal(38, 0),
     0::decimal(38, 0), 0, 100::decimal(38, 0), 2.0, null)`;
 }
 
-it('validators_history: a state differing only in where a null sits is a new version; leaving and returning is too', async () => {
+/** validators_history built over these stg_validators rows alone, in a folder of its own. */
+async function historyOf(rows: string[]) {
   const dir = mkdtempSync(join(tmpdir(), 'avalake-history-'));
   const models = join(dir, 'models');
   mkdirSync(join(models, 'staging'), { recursive: true });
   mkdirSync(join(models, 'marts'));
   copyFileSync('sql/models/marts/validators_history.sql', join(models, 'marts', 'validators_history.sql'));
-  const rows = [
-    // A: the same value moves from tx_id to validation_id (the old concat_ws hash saw no change).
-    row(0, 'NodeID-A', 'X', null),
-    row(1, 'NodeID-A', null, 'X'),
-    row(2, 'NodeID-A', null, 'X'),
-    // B: present, gone, back in the same state.
-    row(0, 'NodeID-B', 'T', null),
-    row(2, 'NodeID-B', 'T', null),
-  ];
   writeFileSync(
     join(models, 'staging', 'stg_validators.sql'),
     `-- description: hand-written validators snapshots
@@ -46,12 +45,25 @@ select * from (values ${rows.join(',\n')}) as t(network, subnet, node_id, snapsh
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
   await buildWarehouse({ dataDir, modelsDir: models });
-  const history = await queryWarehouse(
+  return queryWarehouse(
     dataDir,
     `select node_id, tx_id, validation_id, strftime(valid_from, '%d') as valid_from,
             strftime(valid_to, '%d') as valid_to, is_current, count_snapshots
      from validators_history order by node_id, valid_from`,
   );
+}
+
+it('validators_history: a state differing only in where a null sits is a new version; leaving and returning is too', async () => {
+  const rows = [
+    // A: the same value moves from tx_id to validation_id (the old concat_ws hash saw no change).
+    row(0, 'NodeID-A', 'X', null),
+    row(1, 'NodeID-A', null, 'X'),
+    row(2, 'NodeID-A', null, 'X'),
+    // B: present, gone, back in the same state.
+    row(0, 'NodeID-B', 'T', null),
+    row(2, 'NodeID-B', 'T', null),
+  ];
+  const history = await historyOf(rows);
   expect(history).toEqual([
     {
       node_id: 'NodeID-A',
@@ -90,6 +102,33 @@ select * from (values ${rows.join(',\n')}) as t(network, subnet, node_id, snapsh
       count_snapshots: '1',
     },
   ]);
+});
+
+it('validators_history: several workers stamping their snapshots seconds apart give the versions one box gives', async () => {
+  // One round of runs, three times: the primary network's partition read by one worker, the subnet's by
+  // another that started a few seconds later. Nobody left or changed.
+  const rounds = [
+    ['2026-11-01 00:00:00+00', '2026-11-01 00:00:04+00'],
+    ['2026-11-02 00:00:03+00', '2026-11-02 00:00:01+00'],
+    ['2026-11-03 00:00:00+00', '2026-11-03 00:00:02+00'],
+  ];
+  const rows = rounds.flatMap(([primary, subnet]) => [
+    row(primary as string, 'NodeID-P1', 'T1', null),
+    row(primary as string, 'NodeID-P2', 'T2', null),
+    row(subnet as string, 'NodeID-S1', null, 'V1', 'SubnetS'),
+  ]);
+  const history = await historyOf(rows);
+  expect(history).toEqual(
+    ['NodeID-P1', 'NodeID-P2', 'NodeID-S1'].map((node_id) => ({
+      node_id,
+      tx_id: node_id === 'NodeID-S1' ? null : `T${node_id.slice(-1)}`,
+      validation_id: node_id === 'NodeID-S1' ? 'V1' : null,
+      valid_from: '01',
+      valid_to: null,
+      is_current: true,
+      count_snapshots: '3',
+    })),
+  );
 });
 
 /**

@@ -6,8 +6,8 @@
 -- column: subnet: primary, or the subnet id
 -- column: node_id: the validator's node id
 -- column: valid_from: snapshot_at of the first snapshot showing this version
--- column: valid_to: snapshot_at of the first later snapshot of the network in which the validator was gone or changed; null while current
--- column: is_current: valid_to is null: the newest snapshot shows this version
+-- column: valid_to: snapshot_at of the first later snapshot of its subnet in which the validator was gone or changed; null while current
+-- column: is_current: valid_to is null: the newest snapshot of its subnet shows this version
 -- column: first_seen_at: same as valid_from
 -- column: last_seen_at: snapshot_at of the last snapshot showing this version
 -- column: count_snapshots: how many snapshots showed this version
@@ -26,8 +26,12 @@
 -- A version is the validator's declared state: transaction, weight, period, fee, potential reward, BLS
 -- key and its delegations (count and weight). Meters that move with every snapshot (uptime, connected,
 -- an L1 validator's balance) are not part of it; stg_validators keeps them per snapshot. "Gone" is
--- judged against every validators snapshot of the network, so a run whose partition of one subnet
--- failed shows that subnet's validators gone until the next run.
+-- judged against the later snapshots of the validator's own subnet (one partition each): a run whose
+-- partition of one subnet failed leaves that subnet's versions as they were, and several workers, each
+-- stamping the snapshots it takes with its own run's start, give the same versions as one box. (Judged
+-- against every snapshot of the network, a snapshot of another subnet stamped a few seconds apart by
+-- another worker showed every validator gone and back.) A subnet whose answer becomes empty stores no
+-- rows, so its last validators stay current until it has validators again.
 --
 -- A build extends the versions the last one left (incremental_after): stg_validators then holds only the
 -- snapshots taken since, and the model's own rows (the `this` template) the versions as the last build
@@ -87,9 +91,10 @@ observations as (
 snapshots as (
     select
         network,
+        subnet,
         snapshot_at,
-        row_number() over (partition by network order by snapshot_at) as snapshot_seq
-    from (select distinct network, snapshot_at from observations)
+        row_number() over (partition by network, subnet order by snapshot_at) as snapshot_seq
+    from (select distinct network, subnet, snapshot_at from observations)
 ),
 
 observed as (
@@ -113,6 +118,7 @@ observed as (
     from observations
     inner join snapshots
         on observations.network = snapshots.network
+        and observations.subnet = snapshots.subnet
         and observations.snapshot_at = snapshots.snapshot_at
 ),
 
@@ -180,7 +186,7 @@ final as (
         ends_at,
         weight,
         delegator_weight_navax,
-        case when subnet = 'primary' then weight + coalesce(delegator_weight_navax, 0) end as total_stake_navax,
+        case when versions.subnet = 'primary' then weight + coalesce(delegator_weight_navax, 0) end as total_stake_navax,
         count_delegators,
         potential_reward_navax,
         delegation_fee_percent,
@@ -188,6 +194,7 @@ final as (
     from versions
     left join snapshots as next_snapshot
         on versions.network = next_snapshot.network
+        and versions.subnet = next_snapshot.subnet
         and versions.last_seq + 1 = next_snapshot.snapshot_seq
 )
 
