@@ -160,9 +160,12 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   try {
     if (catalog) await catalog.register(runId);
     else lock = await acquireLock(paths.lockFile, options.lock);
-    if (catalog && !remote) await markCatalogLake(paths.lakeDir);
     log = createCommitLog(paths, catalog, storage);
     recovery = await log.open();
+    // Marked once the catalog's log has opened on it (recovery found the files its commits name), before
+    // any flush: a directory that is not the catalog's lake (a mistyped --data-dir) fails in open and is
+    // left unmarked, still usable without the catalog.
+    if (catalog && !remote) await markCatalogLake(paths.lakeDir);
   } catch (error) {
     await release();
     throw error;
