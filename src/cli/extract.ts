@@ -119,18 +119,31 @@ export function extract(
     if (typeof config === 'number') return config;
     const output = outputOf(args, config);
     try {
-      const { code, summary } = await extractWith(config, output, interrupted);
+      const { code, summary, error } = await extractWith(config, output, interrupted);
       output.close();
       if (summary)
         process.stdout.write(
           redactorOf(config)(`${args.json ? JSON.stringify(summary) : formatSummary(summary)}\n`),
         );
+      // Stopped before the run began (the lock held, the catalog or the bucket not there): --json still
+      // prints its one object, so a script reading stdout learns why rather than finding nothing.
+      else if (args.json && error !== undefined)
+        process.stdout.write(redactorOf(config)(`${JSON.stringify(notBegun(code, error))}\n`));
       return code;
     } finally {
       output.close();
     }
   });
 }
+
+/** The `--json` object of a run that never began: no run id, no partitions, and why. */
+const notBegun = (code: number, error: string) => ({
+  runId: '-',
+  status: code === EXIT.locked ? 'locked' : 'failed',
+  partitions: [],
+  recovered: { rolledForward: 0, discarded: 0 },
+  error,
+});
 
 export type ExtractConfig = Awaited<ReturnType<typeof resolveExtractConfig>>;
 
@@ -202,7 +215,7 @@ export async function extractWith(
     const error = thrown instanceof RunStoppedError ? thrown.cause : thrown;
     if (error instanceof LockHeldError) {
       process.stderr.write(`avalake: ${error.message}\n`);
-      return { code: EXIT.locked };
+      return { code: EXIT.locked, error: error.message };
     }
     if (
       error instanceof LakeCorruptError ||

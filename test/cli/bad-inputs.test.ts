@@ -364,6 +364,20 @@ describe('extract: failures at run time', () => {
       expect(out.stderr).toMatch(/--wait/);
       expectClean(out);
       expect(filesUnder(w.dataDir)).toEqual(['avalake.lock']);
+      // With --json, stdout still holds one object saying why: a script reading it does not find nothing.
+      const json = await runExtract({
+        pipeline: w.pipelinePath,
+        dataDir: w.dataDir,
+        apiKey: GOOD_KEY,
+        json: true,
+      });
+      expect(json.code).toBe(75);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        status: 'locked',
+        partitions: [],
+        error: expect.stringMatching(new RegExp(`pid ${holder.pid} on `)),
+      });
+      expectClean(json);
     } finally {
       holder.kill();
     }
