@@ -21,6 +21,8 @@ export interface CatalogImportArgs {
  * its files to object storage (load/catalog-import.ts). Exit 0; 2 for what was asked wrong (no catalog,
  * a bad bucket URL, a lake already kept by a catalog or moved, a catalog already holding one of its
  * streams); 75 while a run holds the data directory; 1 when the catalog, the bucket or the lake fails.
+ * The catalog is opened and checked before anything is uploaded: a refusal, or a catalog that cannot
+ * be opened, leaves the bucket as it was.
  */
 export async function catalogImport(
   args: CatalogImportArgs,

@@ -16,12 +16,15 @@ import type { StreamState } from './state.ts';
  * or removed), every stream folded to one state, the states adopted by the catalog in one transaction
  * (their partitions' heads, the sequence past every seq used), then the lake marked as the catalog's
  * (`lake/_catalog`) and its old log kept aside as `lake/_commits-imported/`. Run again after a crash at
- * any step, it finishes: the catalog takes the very same states again without complaint.
+ * any step, it finishes: the catalog takes the very same states again without complaint. A catalog that
+ * cannot be reached, or that holds one of the streams as something else, stops the import before
+ * anything moves.
  *
- * `to` (`s3://bucket/prefix`): the lake moves to object storage as well. Every file the states name is
- * uploaded to the same place under the prefix first (one already there, the same file by its sha256,
- * is not sent again; another file there refuses the move), and the local lake is marked as moved
- * (`lake/_moved`), so no command opens it any more.
+ * `to` (`s3://bucket/prefix`): the lake moves to object storage as well. Once the catalog has been
+ * checked, every file the states name is uploaded to the same place under the prefix before the
+ * catalog adopts them (one already there, the same file by its sha256, is not sent again; another file
+ * there refuses the move), and the local lake is marked as moved (`lake/_moved`), so no command opens
+ * it any more.
  */
 
 export interface CatalogImport {
@@ -45,9 +48,15 @@ export async function importIntoCatalog(
     await log.open();
     await log.fold(1);
     const states = log.streams().flatMap((stream) => log.state(stream) ?? []);
-    const uploaded = to === undefined ? undefined : await upload(paths.lakeDir, states, to);
+    // The catalog first: one that cannot be reached, or that would refuse the streams, stops the move
+    // before a byte of the lake (gigabytes, a year in) is uploaded. A catalog holding these very states
+    // is an import run again after a crash, which goes on to finish it.
+    let uploaded: number | undefined;
     const catalog = await openCatalog(catalogUrl);
     try {
+      await catalog.checkAdoption(states);
+      if (to !== undefined) uploaded = await upload(paths.lakeDir, states, to);
+      // Checked again as it takes the streams: another import may have taken them since.
       await catalog.adopt(states);
     } finally {
       await catalog.close();
@@ -73,7 +82,7 @@ export async function importIntoCatalog(
  * Uploads every file the states name to the object-storage lake `to`; returns how many were sent. An
  * object already at a file's path is kept only when it is that very file, by size and sha256 (the
  * import run again after a crash). Any other object there (a lake that was at that prefix before)
- * refuses the move before anything is uploaded: no object is replaced, and the catalog is not touched.
+ * refuses the move before anything is uploaded: no object is replaced, and the catalog adopts nothing.
  */
 async function upload(lakeDir: string, states: readonly StreamState[], to: string): Promise<number> {
   const remote = await openLakeStorage(to);

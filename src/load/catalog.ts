@@ -76,6 +76,12 @@ export interface Catalog
    * used. Refuses (CatalogImportError) a stream the catalog already has, unless with that very state.
    */
   adopt(states: readonly StreamState[]): Promise<void>;
+  /**
+   * What `adopt` would refuse, found without taking anything: throws its CatalogImportError, or returns
+   * (every stream new to the catalog, or held with that very state: an import run again after a crash).
+   * An import asks before it moves anything (uploads a lake's files); `adopt` asks again as it takes them.
+   */
+  checkAdoption(states: readonly StreamState[]): Promise<void>;
 }
 
 /** A stream to adopt is already in the catalog, as something else. */
@@ -234,6 +240,24 @@ export async function openCatalog(
   };
   const parseRecord = (json: unknown, stream: string, seq: unknown): CommitRecord =>
     parseCommitRecord(json, `catalog record ${stream} #${seq}`, name);
+  /**
+   * Whether the catalog may adopt a stream as the state serialized as `json`: `new` to it, the `same`
+   * state adopted already (an import run again after a crash), or refused (CatalogImportError) when
+   * it holds the stream as anything else (another state, or commits of its partitions).
+   */
+  const adoption = async (client: pg.PoolClient, stream: string, json: string): Promise<'new' | 'same'> => {
+    const held = await client.query<{ same: boolean }>(
+      'select state = $2::jsonb as same from avalake.states where stream = $1',
+      [stream, json],
+    );
+    if (held.rows[0]?.same) return 'same';
+    const heads = await client.query('select 1 from avalake.heads where stream = $1 limit 1', [stream]);
+    if (held.rowCount !== 0 || heads.rowCount !== 0)
+      throw new CatalogImportError(
+        `the catalog ${name} already holds the stream ${stream}; a catalog takes over a lake only into streams it does not have`,
+      );
+    return 'new';
+  };
 
   const { withStream, ...methods }: Catalog = {
     name,
@@ -404,18 +428,8 @@ export async function openCatalog(
         await client.query('lock table avalake.heads, avalake.states in exclusive mode');
         for (const state of states) {
           const json = serializeState(state);
-          const held = await client.query<{ same: boolean }>(
-            'select state = $2::jsonb as same from avalake.states where stream = $1',
-            [state.stream, json],
-          );
-          if (held.rows[0]?.same) continue; // adopted already (an import run again after a crash)
-          const heads = await client.query('select 1 from avalake.heads where stream = $1 limit 1', [
-            state.stream,
-          ]);
-          if (held.rowCount !== 0 || heads.rowCount !== 0)
-            throw new CatalogImportError(
-              `the catalog ${name} already holds the stream ${state.stream}; a catalog takes over a lake only into streams it does not have`,
-            );
+          // The same state: adopted already (an import run again after a crash).
+          if ((await adoption(client, state.stream, json)) === 'same') continue;
           await client.query(
             `insert into avalake.states (stream, through_commit, state)
            values ($1, (select coalesce(max(commit_id), 0) from avalake.commits), $2)`,
@@ -436,6 +450,13 @@ export async function openCatalog(
           [next - 1],
         );
       });
+    },
+
+    async checkAdoption(states) {
+      // One snapshot for every stream, as adopt sees them under its lock; nothing written.
+      await transaction(async (client) => {
+        for (const state of states) await adoption(client, state.stream, serializeState(state));
+      }, 'begin isolation level repeatable read read only');
     },
 
     ...runs,

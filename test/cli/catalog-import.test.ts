@@ -207,3 +207,81 @@ it('catalog-import --to refuses a prefix where another file has one of the lakeâ
   const status = await runCli(['status', '--data-dir', box.dataDir]);
   expect(status.code, status.stderr).toBe(0);
 }, 120_000);
+
+it('catalog-import --to into a catalog that holds the lakeâ€™s streams refuses before uploading anything', async () => {
+  const box = coreWorkspace(emulator);
+  const other = join(box.dir, 'other'); // another box of the same pipeline, its streams in the catalog
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  expect((await extractOnce(box.pipelinePath, other)).status).toBe('ok');
+  const catalog = await freshDatabase(server.url);
+  const first = await runCli(['catalog-import', '--data-dir', other, '--catalog', catalog]);
+  expect(first.code, first.stderr).toBe(0);
+  const bucket = await freshBucket(s3, 'held');
+
+  const refused = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', bucket],
+    s3.env,
+  );
+  expect(refused.code, refused.stdout).toBe(2);
+  expect(refused.stderr).toMatch(/already holds the stream \w+/);
+  expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+  // Nothing moved: not one object under the prefix, the box's lake its own as it was.
+  expect(await listKeys(s3, bucket)).toEqual([]);
+  expect(existsSync(join(box.dataDir, 'lake', '_moved'))).toBe(false);
+  expect(existsSync(join(box.dataDir, 'lake', '_commits'))).toBe(true);
+  const status = await runCli(['status', '--data-dir', box.dataDir]);
+  expect(status.code, status.stderr).toBe(0);
+}, 120_000);
+
+it('catalog-import --to with a catalog it cannot open fails (exit 1) before uploading anything', async () => {
+  const box = coreWorkspace(emulator);
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  const bucket = await freshBucket(s3, 'no-catalog');
+  // The server is there, the database is not: the catalog cannot be opened.
+  const wrong = new URL(server.url);
+  wrong.pathname = '/avalake_no_such_database';
+
+  const failed = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', wrong.toString(), '--to', bucket],
+    s3.env,
+  );
+  expect(failed.code, failed.stderr).toBe(1);
+  expect(failed.stderr).toContain('avalake_no_such_database');
+  expect(await listKeys(s3, bucket)).toEqual([]);
+  expect(existsSync(join(box.dataDir, 'lake', '_moved'))).toBe(false);
+  const status = await runCli(['status', '--data-dir', box.dataDir]);
+  expect(status.code, status.stderr).toBe(0);
+}, 120_000);
+
+it('catalog-import --to run again after a crash between the catalog and the mark finishes the move', async () => {
+  const box = coreWorkspace(emulator);
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  const catalog = await freshDatabase(server.url);
+  const bucket = await freshBucket(s3, 'rerun');
+  // What the import does before it marks the lake, then stops (as if killed): every file uploaded, the
+  // states adopted.
+  const log = createCommitLog(lakePaths(box.dataDir));
+  await log.open();
+  await log.fold(1);
+  const states = log.streams().flatMap((s) => log.state(s) ?? []);
+  const files = states.flatMap((s) => s.files);
+  for (const file of files)
+    await writeObject(
+      s3,
+      bucket,
+      `lake/${file.path}`,
+      await readFile(join(box.dataDir, 'lake', ...file.path.split('/'))),
+    );
+  const store = await openCatalog(catalog);
+  await store.adopt(states);
+  await store.close();
+
+  const moved = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', bucket],
+    s3.env,
+  );
+  expect(moved.code, moved.stderr).toBe(0);
+  expect(moved.stdout).toContain(`uploaded 0 of its files to ${bucket}`);
+  expect(existsSync(join(box.dataDir, 'lake', '_moved'))).toBe(true);
+  expect((await readLakeState(bucket, catalog)).size).toBe(states.length);
+}, 120_000);
