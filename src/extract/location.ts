@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { isReadableCatalogUrl, redactCatalogUrl } from '../load/catalog-url.ts';
 import { localCommitLogKind } from '../load/commit-log-kind.ts';
 import { isObjectStorage, parseObjectStorageUrl } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
@@ -92,8 +93,9 @@ function checkObjectStorageUrl(dataDir: string): void {
 }
 
 /**
- * `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme. `givenBy` names
- * where `given` came from, for the message.
+ * `--catalog` / AVALAKE_CATALOG over the pipeline's `catalog`; checked for its scheme, and that
+ * node-postgres can read it (a port that is no number, a password with an unencoded `/` is a usage
+ * mistake, not a catalog that is down). `givenBy` names where `given` came from, for the message.
  */
 export function resolveCatalog(
   given: string | undefined,
@@ -101,9 +103,17 @@ export function resolveCatalog(
   givenBy = '--catalog',
 ): string | undefined {
   const catalog = given ?? fromPipeline;
-  if (catalog !== undefined && !/^postgres(ql)?:\/\/./.test(catalog))
+  if (catalog === undefined) return undefined;
+  const source = given !== undefined ? givenBy : 'the pipeline\'s "catalog"';
+  if (!/^postgres(ql)?:\/\/./.test(catalog))
     throw new ConfigError(
-      `${given !== undefined ? givenBy : 'the pipeline\'s "catalog"'}: expected a PostgreSQL URL such as postgres://avalake@db.internal/avalake, got "${catalog.replace(/:[^:@/]*@/, ':***@')}"`,
+      `${source}: expected a PostgreSQL URL such as postgres://avalake@db.internal/avalake, got "${redactCatalogUrl(catalog)}"`,
+    );
+  if (!isReadableCatalogUrl(catalog))
+    throw new ConfigError(
+      `${source}: "${redactCatalogUrl(catalog)}" does not parse as a URL; expected postgres://user@host:5432/database ` +
+        'with a numeric port, and any / ? or # in the password written as %2F %3F %23 ' +
+        '(or the password left out of the URL: PGPASSWORD or ~/.pgpass)',
     );
   return catalog;
 }

@@ -3,8 +3,8 @@ import { link, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redactCatalogUrl } from './catalog-url.ts';
 import { fsyncDir, writeDurable } from './durable.ts';
-import { redactCatalogUrl } from './records.ts';
 
 /** Who holds a data directory: written into the lock file, shown when another run finds it taken. */
 export interface LockHolder {
@@ -59,30 +59,37 @@ const DEFAULT_POLL_MS = 1000;
 
 /** Flags whose value is a secret: the next word, or what follows `=`. */
 const SECRET_FLAGS = ['--api-key'];
+/** Flags whose value is a catalog URL, shown with its password masked (redactCatalogUrl). */
+const URL_FLAGS = ['--catalog'];
 
 /**
- * A command line as a lock file keeps it, to show who holds the lock: the value of --api-key, and the
- * password of any URL in it (a catalog's `postgres://user:secret@host`), replaced by `***`. The lock
- * file lives in the data directory, and its holder is shown by other runs and by `status`.
+ * A command line as a lock file keeps it, to show who holds the lock: the value of --api-key replaced by
+ * `***`, and every URL in it (a catalog's `postgres://user:secret@host/db?password=secret`) without its
+ * password. The lock file lives in the data directory, and its holder is shown by other runs and by
+ * `status`. Given as words (process.argv), an argument with a space in it is masked whole.
  */
-export function withoutSecrets(command: string): string {
-  const words = command.split(' ');
+export function withoutSecrets(command: string | readonly string[]): string {
+  const words = typeof command === 'string' ? command.split(' ') : command;
   return words
     .map((word, i) => {
       const flag = SECRET_FLAGS.find((f) => word.startsWith(`${f}=`));
       if (flag) return `${flag}=***`;
-      if (SECRET_FLAGS.includes(words[i - 1] ?? '')) return '***';
+      const previous = words[i - 1] ?? '';
+      if (SECRET_FLAGS.includes(previous)) return '***';
+      const urlFlag = URL_FLAGS.find((f) => word.startsWith(`${f}=`));
+      if (urlFlag) return `${urlFlag}=${redactCatalogUrl(word.slice(urlFlag.length + 1))}`;
+      if (URL_FLAGS.includes(previous)) return redactCatalogUrl(word);
       return withoutUrlPassword(word);
     })
     .join(' ');
 }
 
+/** `--node-url=http://op:secret@node` → `--node-url=http://op:***@node`: any URL, after any `=`. */
 function withoutUrlPassword(word: string): string {
   const at = word.indexOf('://');
   if (at < 0) return word;
   const prefix = word.slice(0, at).replace(/[^=]*$/, '');
-  const url = word.slice(prefix.length);
-  return URL.canParse(url) && new URL(url).password ? `${prefix}${redactCatalogUrl(url)}` : word;
+  return `${prefix}${redactCatalogUrl(word.slice(prefix.length))}`;
 }
 
 /**
@@ -95,7 +102,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     pid: process.pid,
     hostname: hostname(),
     since: new Date().toISOString(),
-    command: withoutSecrets(options.command ?? process.argv.slice(1).join(' ')),
+    command: withoutSecrets(options.command ?? process.argv.slice(1)),
     bootId: await currentBootId(),
     token: randomBytes(8).toString('hex'),
   };

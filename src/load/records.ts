@@ -87,16 +87,8 @@ export class LeaseLostError extends CommitConflictError {
   }
 }
 
-/** `postgres://user:secret@host/db` → `postgres://user:***@host/db`, for messages (and the lock file's command line). */
-export function redactCatalogUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(a catalog URL that does not parse)';
-  }
-}
+// The one masker of catalog URLs, here too for the catalog's messages (catalog.ts).
+export { redactCatalogUrl } from './catalog-url.ts';
 
 /** The catalog could not be reached or set up: names it (without its password) and what to check. */
 export class CatalogUnavailableError extends Error {

@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,43 @@ const CASES: Case[] = [
     name: 'AVALAKE_CATALOG not a URL names the variable',
     env: { AVALAKE_CATALOG: 'notaurl' },
     message: /^avalake: AVALAKE_CATALOG: expected a PostgreSQL URL .*, got "notaurl"/,
+  },
+  {
+    name: 'a --catalog whose port is no number is a usage mistake, not a catalog down; its password masked',
+    args: { catalog: `postgres://postgres:${KEY_BODY}@127.0.0.1:notaport/db` },
+    message:
+      /^avalake: --catalog: "postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:notaport\/db" does not parse as a URL; expected postgres:\/\/user@host:5432\/database with a numeric port/,
+    not: /not reachable|Invalid URL/,
+  },
+  {
+    name: 'an AVALAKE_CATALOG password with an unencoded "/" is masked up to the last "@"',
+    env: { AVALAKE_CATALOG: `postgres://postgres:Sec/${KEY_BODY}@127.0.0.1/x` },
+    message:
+      /^avalake: AVALAKE_CATALOG: "postgres:\/\/postgres:\*\*\*@127\.0\.0\.1\/x" does not parse as a URL/,
+  },
+  {
+    name: 'a --catalog of another scheme is shown with its whole password masked',
+    args: { catalog: `postgress://postgres:Sec/${KEY_BODY}@127.0.0.1/x` },
+    message:
+      /^avalake: --catalog: expected a PostgreSQL URL .*, got "postgress:\/\/postgres:\*\*\*@127\.0\.0\.1\/x"/,
+  },
+  {
+    name: 'a --catalog password with a ":" in it is masked whole',
+    args: { catalog: `pg://postgres:Sec:${KEY_BODY}@127.0.0.1/x` },
+    message:
+      /^avalake: --catalog: expected a PostgreSQL URL .*, got "pg:\/\/postgres:\*\*\*@127\.0\.0\.1\/x"/,
+  },
+  {
+    name: 'a password query parameter of a catalog that is not PostgreSQL is masked',
+    args: { catalog: `mysql://db/avalake?password=${KEY_BODY}` },
+    message:
+      /^avalake: --catalog: expected a PostgreSQL URL .*, got "mysql:\/\/db\/avalake\?password=\*\*\*"/,
+  },
+  {
+    name: 'the pipeline’s "catalog" that does not parse names the pipeline',
+    pipeline: (p) => ({ ...p, catalog: `postgres://postgres:${KEY_BODY}@127.0.0.1:notaport/db` }),
+    message:
+      /^avalake: the pipeline's "catalog": "postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:notaport\/db" does not parse/,
   },
   {
     name: 'AVALAKE_DATA_DIR empty names the variable',
@@ -318,6 +356,47 @@ describe('flags as a process', () => {
     expect(streamAge?.stderr).toMatch(/^avalake: --max-age metrics=-2d: a duration cannot be negative/);
     expect(buildWait?.stderr).toMatch(
       /^avalake: --build-wait -5m: a duration cannot be negative; .*30m or 0s/,
+    );
+    expect(existsSync(dataDir)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('a catalog URL that does not parse is exit 2 for every command; a password in its query is masked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'avalake-config-'));
+    const dataDir = join(dir, 'data');
+    const notaport = `postgres://postgres:${KEY_BODY}@127.0.0.1:notaport/db`;
+    // A port that refuses connections: bound, then released.
+    const closed = await new Promise<number>((resolve) => {
+      const s = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => resolve(port));
+      });
+    });
+    const results = await Promise.all([
+      runCli(['status', '--catalog', notaport, '--data-dir', dataDir]),
+      runCli(['build', '--catalog', notaport, '--data-dir', dataDir]),
+      runCli(['catalog-import', '--catalog', notaport, '--data-dir', dataDir]),
+      runCli(['status', '--data-dir', dataDir], { AVALAKE_CATALOG: notaport }),
+      runCli([
+        'status',
+        '--data-dir',
+        dataDir,
+        '--catalog',
+        `postgres://postgres@127.0.0.1:${closed}/db?password=${KEY_BODY}`,
+      ]),
+    ]);
+    for (const r of results) expectClean(r);
+    const unreachable = results.pop();
+    for (const r of results) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(
+        /^avalake: (--catalog|AVALAKE_CATALOG): "postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:notaport\/db" does not parse as a URL; expected postgres:\/\/user@host:5432\/database with a numeric port/,
+      );
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(unreachable?.code, unreachable?.stderr).toBe(1);
+    expect(unreachable?.stderr).toContain(
+      `avalake: the catalog postgres://postgres@127.0.0.1:${closed}/db?password=*** is not reachable`,
     );
     expect(existsSync(dataDir)).toBe(false);
     rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openLake } from '../../src/load/lake.ts';
-import { acquireLock, LockHeldError, readLockHolder } from '../../src/load/lock.ts';
+import { acquireLock, LockHeldError, readLockHolder, withoutSecrets } from '../../src/load/lock.ts';
 
 let dir: string;
 let lockFile: string;
@@ -71,9 +71,33 @@ describe('data directory lock', () => {
       for (const secret of ['SeCrEt-1', 'pw-2', 'SeCrEt-3', 'pw-4']) expect(shown).not.toContain(secret);
     expect(lock.holder.command).toBe(
       'bin/avalake.js extract p.json --api-key *** --catalog postgres://avalake:***@db:5432/lake ' +
-        '--data-dir s3://bucket/lake --api-key=*** --node-url=http://op:***@node:9650/',
+        '--data-dir s3://bucket/lake --api-key=*** --node-url=http://op:***@node:9650',
     );
     await lock.release();
+  });
+
+  it('masks a catalog password given as a query parameter, or in a URL that does not parse', async () => {
+    const command =
+      'bin/avalake.js build --catalog postgres://postgres@127.0.0.1:55433/db?sslmode=require&password=S3cr3tPw ' +
+      '--catalog=postgres://u@h/db?PASSWORD=pw-5 --node-url postgress://postgres:Sec/pw-6@127.0.0.1/x ' +
+      '--catalog pg://postgres:Sec:pw-7@127.0.0.1/x --local-dir D';
+    const lock = await acquireLock(lockFile, { command });
+    const written = await readFile(lockFile, 'utf8');
+    const error = (await acquireLock(lockFile).catch((e: unknown) => e)) as LockHeldError;
+    for (const shown of [written, error.message, (await readLockHolder(lockFile))?.command])
+      for (const secret of ['S3cr3tPw', 'pw-5', 'pw-6', 'pw-7']) expect(shown).not.toContain(secret);
+    expect(lock.holder.command).toBe(
+      'bin/avalake.js build --catalog postgres://postgres@127.0.0.1:55433/db?sslmode=require&password=*** ' +
+        '--catalog=postgres://u@h/db?PASSWORD=*** --node-url postgress://postgres:***@127.0.0.1/x ' +
+        '--catalog pg://postgres:***@127.0.0.1/x --local-dir D',
+    );
+    await lock.release();
+  });
+
+  it('masks each argument of a command line whole, a password with a space in it too', () => {
+    expect(
+      withoutSecrets(['build', '--catalog', 'postgres://u:with space-pw@h/db', '--api-key', 'a key']),
+    ).toBe('build --catalog postgres://u:***@h/db --api-key ***');
   });
 
   it('masks a key in a lock file written before commands were masked', async () => {
