@@ -20,15 +20,16 @@ import {
 const Stretch = z.object({ top: z.string(), bottom: z.string() });
 
 /**
- * Where a newest-first listing stands after a run: `head` is the newest committed record, `since` its
- * sort value (for listings that take a lower bound), and `open` the records that could still change,
- * with a hash of the version committed. A walk in progress (`window`) remembers its page token, the
+ * Where a newest-first listing stands after a run: `head` is the newest committed record, `headAt` its
+ * time, `since` its sort value (for listings that take a lower bound), and `open` the records that could
+ * still change, with a hash of the version committed. A walk in progress (`window`) remembers its page token, the
  * newest record its pass met (`top`), the last one it handled (`bottom`), and what it learned so far.
  * After a refused token a walk passes again from the top: `skip` holds, newest first, the stretches
  * earlier passes read that this one has not gone by yet (`skipping`: it is inside the first).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
+  headAt: z.number().optional(),
   since: z.number().optional(),
   open: z.record(z.string(), z.string()).default({}),
   window: z
@@ -37,6 +38,7 @@ const NewestFirstCheckpoint = z.object({
       pageToken: z.string(),
       top: z.string(),
       topSince: z.number().optional(),
+      topAt: z.number().optional(),
       bottom: z.string(),
       passedHead: z.boolean(),
       seenOpen: z.array(z.string()),
@@ -77,8 +79,17 @@ async function* walkOnce(
   let first = state.window === undefined;
   let fromTop = first;
   // The pipeline's window [start, end): a walk stops at the first record older than start (once the
-  // records still open are re-read) and skips those from end on.
-  const floor = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
+  // records still open are re-read) and skips those from end on. A partition read before goes down to
+  // its head whatever start says: a rolling start ("7d") that passed the head while no run ran (a
+  // machine off for longer than the window) would otherwise leave a hole no later run fills. A head
+  // whose time is not known (a checkpoint of an older avalake) is walked down to, with no floor.
+  const start = stream.timeOf ? historyStart(ctx.pipeline) : undefined;
+  const floor =
+    start === undefined || head === undefined
+      ? start
+      : state.headAt === undefined
+        ? undefined
+        : Math.min(start, state.headAt);
   const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
   const pager = createPager(ctx.fetchPage);
   // A page can end the walk only through a record that is the head, still open, at either end of a
@@ -188,7 +199,7 @@ async function* walkOnce(
       append,
       rejects,
       ...reached,
-      checkpoint: { ...(head !== undefined ? { head } : {}), ...sinceOf(state), open, window },
+      checkpoint: { ...headOf(state), ...sinceOf(state), open, window },
     };
   }
 }
@@ -202,7 +213,7 @@ function passAgain(w: Window): Window {
   const [inside, ...below] = w.skip;
   const bottom = w.skipping && inside ? inside.bottom : w.bottom;
   const ahead = w.skipping ? below : w.skip;
-  const { topSince: _, ...rest } = w;
+  const { topSince: _, topAt: __, ...rest } = w;
   return {
     ...rest,
     pageToken: '',
@@ -222,6 +233,8 @@ function setTop(
   w.top = key;
   const topSince = stream.sinceOf?.(record);
   if (topSince !== undefined) w.topSince = topSince;
+  const topAt = stream.timeOf?.(record);
+  if (topAt !== undefined) w.topAt = topAt;
 }
 
 function trackOpen(
@@ -238,9 +251,14 @@ function trackOpen(
 
 const sinceOf = (state: NewestFirstCheckpoint) => (state.since !== undefined ? { since: state.since } : {});
 
+const headOf = (state: NewestFirstCheckpoint) => ({
+  ...(state.head !== undefined ? { head: state.head } : {}),
+  ...(state.headAt !== undefined ? { headAt: state.headAt } : {}),
+});
+
 /** The checkpoint after a complete walk: the new head, and the records still open. */
 function finish(state: NewestFirstCheckpoint, w: Window): Record<string, unknown> {
-  const head = w.top || state.head;
+  const head = w.top ? { head: w.top, ...(w.topAt !== undefined ? { headAt: w.topAt } : {}) } : headOf(state);
   const since = w.topSince ?? state.since;
-  return { ...(head ? { head } : {}), ...(since !== undefined ? { since } : {}), open: w.newOpen };
+  return { ...head, ...(since !== undefined ? { since } : {}), open: w.newOpen };
 }
