@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { isObjectStorage } from '../load/layout.ts';
+import { redactCatalogUrl } from '../load/catalog-url.ts';
 import { ConfigError } from './errors.ts';
 import { RETRY_COUNT } from './fetcher.ts';
 import { apiKeyProblem } from './http.ts';
@@ -164,7 +165,9 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
       known ? `; known keys: ${known.join(', ')}` : '; check its spelling against the schema'
     }`;
   }
-  const given = valueAt(raw, issue.path);
+  const value = valueAt(raw, issue.path);
+  // A catalog URL may carry its password: never echoed.
+  const given = where === 'catalog' && typeof value === 'string' ? redactCatalogUrl(value) : value;
   const got = given === undefined ? 'missing' : `got ${shown(given)}`;
   return `${where}: ${got}; expected ${expectation(issue.message)}`;
 }

@@ -123,6 +123,11 @@ const CASES: Case[] = [
       /^avalake: the pipeline's "catalog": "postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:notaport\/db" does not parse/,
   },
   {
+    name: 'the pipeline’s "catalog" its schema refuses is shown with its password masked',
+    pipeline: (p) => ({ ...p, catalog: `pg://postgres:Sec:${KEY_BODY}@127.0.0.1/x` }),
+    message: /catalog: got "pg:\/\/postgres:\*\*\*@127\.0\.0\.1\/x"/,
+  },
+  {
     name: 'AVALAKE_DATA_DIR empty names the variable',
     args: { dataDir: undefined },
     env: { AVALAKE_DATA_DIR: '' },
