@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, rmdir, stat } from 'node:fs/promises';
+import { access, mkdir, readlink, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { isReadableCatalogUrl, redactCatalogUrl } from '../load/catalog-url.ts';
 import { localCommitLogKind } from '../load/commit-log-kind.ts';
@@ -134,6 +134,12 @@ export async function checkDataDir(dataDir: string, flag = '--data-dir'): Promis
       );
     });
     if (info === undefined) {
+      // A link to nothing (a disk not mounted): making the folder would fail past the checks.
+      const target = await readlink(at).catch(() => undefined);
+      if (target !== undefined)
+        throw new ConfigError(
+          `the data directory ${dataDir} cannot be used: ${at} is a link to ${target}, which does not exist (a disk not mounted?); mount it or choose another with ${flag}`,
+        );
       const parent = dirname(at);
       if (parent === at) break;
       at = parent;

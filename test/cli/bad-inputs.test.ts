@@ -1,5 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { join, relative } from 'node:path';
@@ -164,6 +172,17 @@ const CONFIG_CASES: ConfigCase[] = [
     message: [
       /data directory .*pipeline\.json\/data cannot be created: .*is a file, not a directory/,
       /--data-dir/,
+    ],
+  },
+  {
+    name: 'data directory that is a link to nothing (a disk not mounted)',
+    args: (w) => {
+      const linked = join(w.dir, 'linked');
+      symlinkSync(join(w.dir, 'unmounted', 'lake-disk'), linked);
+      return { dataDir: linked };
+    },
+    message: [
+      /data directory .*linked cannot be used: .*linked is a link to .*unmounted\/lake-disk, which does not exist/,
     ],
   },
   {
