@@ -3,10 +3,10 @@ import {
   CatalogUnavailableError,
   isObjectStorage,
   LakeCorruptError,
-  type LockHolder,
+  type LockStanding,
   lakePaths,
   readLakeState,
-  readLockHolder,
+  readLockStanding,
   readWorkers,
   type WorkerStanding,
 } from '../load/index.ts';
@@ -48,13 +48,13 @@ export interface LakeStatus {
   dataDir: string;
   /** False when nothing was ever committed here (no data directory, or no commit yet). */
   extracted: boolean;
-  /** The lock file's holder: a run in progress (or a stale lock the next run will take over). */
-  lockedBy: LockHolder | null;
+  /** The lock file's holder: a run in progress, or (`live` false) a stale lock the next run takes over. */
+  lockedBy: LockStanding | null;
   /**
    * The holder of the warehouse's build lock, for a warehouse in the data directory: a build in
    * progress, or a lock left by a machine that died (see the README's several workers).
    */
-  buildingBy: LockHolder | null;
+  buildingBy: LockStanding | null;
   partitions: PartitionStanding[];
   /** With a catalog: its workers, live or gone, and the partitions each holds. */
   workers?: WorkerStanding[];
@@ -100,10 +100,12 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
     dataDir,
     extracted: partitions.length > 0,
     // A lake on object storage has no lock file: its writers are the catalog's workers.
-    lockedBy: isObjectStorage(dataDir) ? null : ((await readLockHolder(lakePaths(dataDir).lockFile)) ?? null),
+    lockedBy: isObjectStorage(dataDir)
+      ? null
+      : ((await readLockStanding(lakePaths(dataDir).lockFile)) ?? null),
     buildingBy: isObjectStorage(dataDir)
       ? null
-      : ((await readLockHolder(buildLockOf(warehouseIn(dataDir)))) ?? null),
+      : ((await readLockStanding(buildLockOf(warehouseIn(dataDir)))) ?? null),
     partitions,
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
@@ -153,6 +155,13 @@ function timeOrNumber(n: number): string {
 
 /** How long ago, in its two largest units (`45s`, `12m 5s`, `3h 5m`, `2d 4h`). */
 export const ageText = durationText;
+
+/** A lock's line: who holds it, or that its holder is gone and the next run or build takes it over. */
+function lockLine(holding: string, next: 'run' | 'build', h: LockStanding): string {
+  return h.live
+    ? `${holding}: pid ${h.pid} on ${h.hostname} since ${h.since}`
+    : `a stale lock: pid ${h.pid} on ${h.hostname}, since ${h.since}, is no longer running; the next ${next} takes the lock over`;
+}
 
 export function formatStatus(status: LakeStatus): string {
   const lines: string[] = [];
@@ -214,14 +223,8 @@ export function formatStatus(status: LakeStatus): string {
           'by as much; set them right (NTP)',
       );
   }
-  if (status.lockedBy) {
-    const h = status.lockedBy;
-    lines.push(`a run holds the data directory: pid ${h.pid} on ${h.hostname} since ${h.since}`);
-  }
-  if (status.buildingBy) {
-    const h = status.buildingBy;
-    lines.push(`a build holds the warehouse: pid ${h.pid} on ${h.hostname} since ${h.since}`);
-  }
+  if (status.lockedBy) lines.push(lockLine('a run holds the data directory', 'run', status.lockedBy));
+  if (status.buildingBy) lines.push(lockLine('a build holds the warehouse', 'build', status.buildingBy));
   const live = status.workers?.filter((w) => w.live) ?? [];
   if (status.workers)
     lines.push(`workers on the catalog: ${live.length} live, ${status.workers.length - live.length} gone`);

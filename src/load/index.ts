@@ -37,7 +37,9 @@ export {
   LockHeldError,
   type LockHolder,
   type LockOptions,
+  type LockStanding,
   readLockHolder,
+  readLockStanding,
 } from './lock.ts';
 export { CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';

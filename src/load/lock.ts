@@ -125,6 +125,14 @@ export async function readLockHolder(path: string): Promise<LockHolder | undefin
   return (await readHolder(path))?.holder;
 }
 
+/** The lock's holder and whether it is still running (else the next run takes the lock over). */
+export type LockStanding = LockHolder & { live: boolean };
+
+export async function readLockStanding(path: string): Promise<LockStanding | undefined> {
+  const holder = await readLockHolder(path);
+  return holder && { ...holder, live: await isAlive(holder) };
+}
+
 /** undefined when we now hold the lock, else the live holder. */
 async function tryLock(path: string, me: LockHolder): Promise<LockHolder | undefined> {
   const tmp = `${path}.${me.pid}.${me.token}`;
@@ -184,16 +192,40 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
   }
 }
 
-async function isAlive(holder: LockHolder): Promise<boolean> {
+/**
+ * A process that started this long after the lock was taken is not the run that took it: its pid was
+ * given again (after a kill -9 or an OOM kill of the holder; a container counts pids from 1 at each
+ * start). The slack covers the wall clock stepping forward while a run holds the lock.
+ */
+const REUSED_PID_SLACK_MS = 5 * 60_000;
+
+/** Whether the run that wrote the lock may still be running (a lock of another host always may). */
+export async function isAlive(holder: LockHolder): Promise<boolean> {
   // Note: a pid on another host cannot be checked; such a lock must be removed by hand.
   if (holder.hostname !== hostname()) return true;
   const bootId = await currentBootId();
   if (holder.bootId && bootId && holder.bootId !== bootId) return false;
   try {
     process.kill(holder.pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const started = await processStartedAt(holder.pid);
+  return started === undefined || !(started > Date.parse(holder.since) + REUSED_PID_SLACK_MS);
+}
+
+/** When process `pid` started, in ms since the epoch; undefined where /proc cannot tell (not Linux). */
+async function processStartedAt(pid: number): Promise<number | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Field 22, starttime, in clock ticks after boot; the fields are counted after the command's ")".
+    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const uptime = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
+    // Ticks are USER_HZ, 100 a second on every Linux.
+    if (!Number.isFinite(startTicks) || !Number.isFinite(uptime)) return undefined;
+    return Date.now() - (uptime - startTicks / 100) * 1000;
+  } catch {
+    return undefined;
   }
 }
 

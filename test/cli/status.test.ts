@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -198,35 +199,67 @@ describe('avalake status', () => {
     const lockFile = join(workspace.dataDir, 'avalake.lock');
     const buildLockFile = join(workspace.dataDir, 'warehouse.duckdb.lock');
     mkdirSync(workspace.dataDir, { recursive: true });
-    const holder = {
-      pid: process.pid,
-      hostname: hostname(),
-      since: '2026-11-02T00:00:00.000Z',
-      command: 'x',
-      token: 't',
-    };
-    const builder = { ...holder, since: '2026-11-03T00:00:00.000Z', command: 'avalake build', token: 'b' };
+    // Taken once this process ran (a lock older than its holder's process names a pid given again).
+    const since = (ms: number) => new Date(Date.now() - process.uptime() * 1000 + ms).toISOString();
+    const holder = { pid: process.pid, hostname: hostname(), since: since(100), command: 'x', token: 't' };
+    const builder = { ...holder, since: since(200), command: 'avalake build', token: 'b' };
     writeFileSync(lockFile, JSON.stringify(holder));
     writeFileSync(buildLockFile, JSON.stringify(builder));
     try {
       const out = await runStatus({ dataDir: workspace.dataDir });
       expect(out.code).toBe(0);
       expect(out.stdout).toContain(
-        `a run holds the data directory: pid ${process.pid} on ${hostname()} since 2026-11-02`,
+        `a run holds the data directory: pid ${process.pid} on ${hostname()} since ${holder.since}`,
       );
       expect(out.stdout).toContain(
-        `a build holds the warehouse: pid ${process.pid} on ${hostname()} since 2026-11-03`,
+        `a build holds the warehouse: pid ${process.pid} on ${hostname()} since ${builder.since}`,
       );
       const json = JSON.parse(
         (await runStatus({ dataDir: workspace.dataDir, json: true })).stdout,
       ) as LakeStatus;
       expect({ lockedBy: json.lockedBy, buildingBy: json.buildingBy }).toEqual({
-        lockedBy: holder,
-        buildingBy: builder,
+        lockedBy: { ...holder, live: true },
+        buildingBy: { ...builder, live: true },
       });
       expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toEqual(holder);
       expect(JSON.parse(readFileSync(buildLockFile, 'utf8'))).toEqual(builder);
     } finally {
+      rmSync(buildLockFile);
+    }
+  });
+
+  it('tells a stale lock from a live one: its process gone, or its pid given to a later process', async () => {
+    const lockFile = join(workspace.dataDir, 'avalake.lock');
+    const buildLockFile = join(workspace.dataDir, 'warehouse.duckdb.lock');
+    mkdirSync(workspace.dataDir, { recursive: true });
+    // A run killed with kill -9: its pid names no process now.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    const dead = {
+      pid: gone,
+      hostname: hostname(),
+      since: new Date().toISOString(),
+      command: 'x',
+      token: 't',
+    };
+    // A build killed an hour ago whose pid this very process has since been given.
+    const reused = { ...dead, pid: process.pid, since: new Date(Date.now() - 3_600_000).toISOString() };
+    writeFileSync(lockFile, JSON.stringify(dead));
+    writeFileSync(buildLockFile, JSON.stringify(reused));
+    try {
+      const out = await runStatus({ dataDir: workspace.dataDir });
+      expect(out.code).toBe(0);
+      expect(out.stdout).toContain(
+        `a stale lock: pid ${gone} on ${hostname()}, since ${dead.since}, is no longer running; the next run takes the lock over`,
+      );
+      expect(out.stdout).toContain(
+        `a stale lock: pid ${process.pid} on ${hostname()}, since ${reused.since}, is no longer running; the next build takes the lock over`,
+      );
+      const json = JSON.parse(
+        (await runStatus({ dataDir: workspace.dataDir, json: true })).stdout,
+      ) as LakeStatus;
+      expect([json.lockedBy?.live, json.buildingBy?.live]).toEqual([false, false]);
+    } finally {
+      rmSync(lockFile);
       rmSync(buildLockFile);
     }
   });

@@ -125,6 +125,21 @@ describe('data directory lock', () => {
     await lock.release();
   });
 
+  it('takes over a lock whose pid was given to a process started after it was taken', async () => {
+    if (!existsSync('/proc/self/stat')) return;
+    // A run killed an hour ago; its pid now names a process that started a moment ago (this one, as far
+    // as the lock can tell: it started after the lock was taken).
+    const anHourAgo = new Date(Date.now() - process.uptime() * 1000 - 3_600_000).toISOString();
+    await writeFile(lockFile, holderFile({ pid: process.pid, since: anHourAgo }));
+    const lock = await acquireLock(lockFile);
+    expect((await readLockHolder(lockFile))?.token).toBe(lock.holder.token);
+    await lock.release();
+    // The same pid, the lock taken after the process started: its holder, alive.
+    const justNow = new Date(Date.now() - process.uptime() * 1000 + 1000).toISOString();
+    await writeFile(lockFile, holderFile({ pid: process.pid, since: justNow }));
+    await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
+  });
+
   it('takes over an unreadable lock file', async () => {
     await writeFile(lockFile, 'garbage');
     await (await acquireLock(lockFile)).release();
