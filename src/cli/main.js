@@ -7,6 +7,12 @@ import { holdSignals } from './held-signals.js';
 import { VERSION } from './version.js';
 
 holdSignals();
+// A reader gone away (`avalake run … | head -1`, a log collector that died) does not stop a run: what
+// it would have been shown is dropped, and the run goes on to commit its work and exit as it would.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error) => {
+    if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EPIPE') throw error;
+  });
 
 // Note: plain JavaScript, and only the command table is imported here: each command registers the
 // TypeScript loader and loads its own modules when it runs, so `--help` and `--version` stay fast.

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
-import { isObjectStorage } from '../load/layout.ts';
 import { redactCatalogUrl } from '../load/catalog-url.ts';
+import { isObjectStorage } from '../load/layout.ts';
 import { ConfigError } from './errors.ts';
 import { RETRY_COUNT } from './fetcher.ts';
 import { apiKeyProblem } from './http.ts';
@@ -81,7 +81,9 @@ export async function resolveExtractConfig(
     );
   }
   const streamList = given(flags.streams, '--streams', env, 'AVALAKE_STREAMS');
-  // Streams named on the command line replace the file's list, opt-in ones included.
+  // Streams named on the command line replace the file's list, opt-in ones included; a typo in the
+  // file's list is still one (it would surface only on the first run without --streams).
+  if (streamList && parsed.data.streams) checkStreamNames(parsed.data.streams, `${pipelinePath}: "streams"`);
   const pipeline = streamList
     ? { ...parsed.data, streams: splitStreams(streamList.value, streamList.source) }
     : parsed.data;
@@ -292,12 +294,7 @@ function selectStreams(
     throw new ConfigError(
       `${source} is empty; name at least one stream, e.g. "streams": ["${STREAMS[0]?.name ?? 'rewards'}"], or remove the key to run every stream the pipeline feeds`,
     );
-  const unknown = names.filter((n) => !STREAMS.some((s) => s.name === n));
-  if (unknown.length > 0) {
-    throw new ConfigError(
-      `${source}: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
-    );
-  }
+  checkStreamNames(names, source);
   const chosen = STREAMS.filter((s) => names.includes(s.name));
   const starved = chosen.filter((s) => s.partitions(pipeline).length === 0);
   if (starved.length > 0) {
@@ -308,6 +305,15 @@ function selectStreams(
     );
   }
   return chosen;
+}
+
+/** Every name is a stream's, or a ConfigError listing the known ones. */
+function checkStreamNames(names: readonly string[], source: string): void {
+  const unknown = names.filter((n) => !STREAMS.some((s) => s.name === n));
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `${source}: unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${STREAMS.map((s) => s.name).join(', ')}`,
+    );
 }
 
 /** `--streams a,b`: an empty name (`a,,b`, `""`) is a typo, not "everything". */

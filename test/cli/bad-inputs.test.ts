@@ -105,6 +105,14 @@ const CONFIG_CASES: ConfigCase[] = [
     message: [/unknown stream "utxo"/, /known streams:.*utxos/],
   },
   {
+    name: 'unknown stream in the pipeline file, --streams naming others',
+    pipeline: edit((p) => {
+      p.streams = ['rewardz'];
+    }),
+    args: () => ({ streams: 'rewards' }),
+    message: [/pipeline\.json: "streams": unknown stream "rewardz"/],
+  },
+  {
     name: 'bad network',
     pipeline: edit((p) => {
       p.network = 'mainet';
