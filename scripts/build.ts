@@ -1,17 +1,17 @@
 /**
  * Builds the CLI into dist/cli: the TypeScript of src/ bundled into plain JavaScript (one file per command
- * and the chunks they share, ES modules for Node 20, the pure JavaScript packages bundled in and the others
- * left to node_modules), and the Parquet encoder's worker beside it. `npm ci` and `npm install` run it (the `prepare` script); so can you, after
- * changing src/: `npm run build`.
+ * and the chunks they share, ES modules for Node 20, the pure JavaScript packages bundled in and the
+ * others left to node_modules), and the Parquet encoder's worker beside it. `npm ci` and `npm install`
+ * run it (the `prepare` script); so can you, after changing src/: `npm run build`.
  *
  * Why: run from src/, every process first starts the TypeScript loader (tsx), which compiles and
  * resolves each module through a thread of its own. Measured on 2026-11-25 on the 200k-record whale
  * walk: the built CLI uses 0.8 s less CPU, ends 0.6 s sooner and peaks 55 MB lower. Every command starts
- * faster. Bundling yargs, zod, undici and p-retry in too took a cron run that finds nothing new (the bench's
- * tick) from 1.54 to 1.44 s, 1.69 to 1.57 CPU-seconds (medians of 6, 2026-11-26).
+ * faster. Bundling yargs, zod, undici and p-retry in too took a cron run that finds nothing new (the
+ * bench's tick) from 1.54 to 1.44 s, 1.69 to 1.57 CPU-seconds (medians of 6, 2026-11-26).
  *
- * dist/cli/inputs.json lists every source file the build read, with its size and modification time, and the
- * package.json of each package bundled in:
+ * dist/cli/inputs.json lists every source file the build read, with its size and modification time, and
+ * the package.json of each package bundled in:
  * bin/avalake.js runs the build only while each of them is unchanged, and src/ otherwise, so an edit is
  * never run stale. The build writes into a fresh folder and swaps it in, so a CLI starting meanwhile runs
  * the old build, the new one, or (for the instant between) src/, never a half-written one.
