@@ -78,7 +78,8 @@ export function createGenerations(
     } else if (kind !== 'missing' || state.files.some((f) => f.table === 'data')) {
       throw new LakeCorruptError(
         `the commit log of ${stream} says its files are in ${relative(paths.lakeDir, current)}, which is ` +
-          'missing; restore the data directory from a backup',
+          `missing; if ${paths.dataDir} is not the lake this commit log keeps (a mistyped --data-dir, or the ` +
+          'catalog of another lake), name the right one; else restore the data directory from a backup',
         current,
       );
     }

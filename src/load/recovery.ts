@@ -107,7 +107,10 @@ export function createRecovery(args: {
           if (size !== file.bytes) {
             throw new LakeCorruptError(
               `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
-                `${size === undefined ? 'no such file' : `${size} bytes`}; restore the file from a backup`,
+                (size === undefined
+                  ? `no such file; if ${storage.where} is not the lake this commit log keeps (a mistyped ` +
+                    '--data-dir, or the catalog of another lake), name the right one; else restore the file from a backup'
+                  : `${size} bytes; restore the file from a backup`),
               `${storage.where}/${file.path}`,
             );
           }

@@ -33,7 +33,9 @@ it("a local directory that is not the catalog's lake is refused and left unmarke
 
     // The same catalog over another directory (a mistyped --data-dir): the files its commits name are
     // not there.
-    await expect(openLake({ dataDir: other, runId: 'run-other', catalog })).rejects.toThrow(/transfers/);
+    await expect(openLake({ dataDir: other, runId: 'run-other', catalog })).rejects.toThrow(
+      /transfers.*is not the lake this commit log keeps \(a mistyped --data-dir, or the catalog of another lake\), name the right one/,
+    );
     expect(existsSync(join(other, 'lake', '_catalog'))).toBe(false);
     expect(await localCommitLogKind(other)).toBe('none');
   } finally {
