@@ -147,7 +147,7 @@ export class StorageUnavailableError extends Error {
     const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     super(
       `${what} failed (${reason}): check the bucket, the endpoint (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL) ` +
-        'and the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE); the run stopped and checkpoints are kept',
+        'and the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY or AWS_PROFILE); what was committed stays as it was',
       { cause },
     );
   }
