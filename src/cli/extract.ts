@@ -5,6 +5,7 @@ import { type PartitionSummary, RunStoppedError, type RunSummary, runExtract } f
 import {
   CatalogUnavailableError,
   LakeCorruptError,
+  LakeMismatchError,
   LockHeldError,
   StorageUnavailableError,
 } from '../load/index.ts';
@@ -216,6 +217,11 @@ export async function extractWith(
     if (error instanceof LockHeldError) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return { code: EXIT.locked, error: error.message };
+    }
+    // The catalog given keeps another lake: a usage mistake, found before anything was written.
+    if (error instanceof LakeMismatchError) {
+      process.stderr.write(`avalake: ${redact(error.message)}\n`);
+      return { code: EXIT.usage, error: redact(error.message) };
     }
     if (
       error instanceof LakeCorruptError ||

@@ -5,9 +5,11 @@ import { createCommitLog } from './commit.ts';
 import { markCatalogLake, markMovedLake } from './commit-log-kind.ts';
 import { fsyncDir } from './durable.ts';
 import { openLakeStorage } from './lake.ts';
+import { checkLakeIdentity, markLakeIdentity } from './lake-identity.ts';
 import { lakePaths } from './layout.ts';
 import { acquireLock } from './lock.ts';
 import type { StreamState } from './state.ts';
+import { diskStorage } from './storage.ts';
 
 /**
  * One box, then several: a local lake's commit log (`lake/_commits/`) moved into a PostgreSQL catalog,
@@ -55,7 +57,17 @@ export async function importIntoCatalog(
     const catalog = await openCatalog(catalogUrl);
     try {
       await catalog.checkAdoption(states);
-      if (to !== undefined) uploaded = await upload(paths.lakeDir, states, to);
+      // The lake the catalog is to keep, the box's or the bucket prefix it moves to: one the catalog
+      // does not keep is refused here, before anything is sent; it is marked as the catalog's once its
+      // files are there.
+      const storage = to === undefined ? diskStorage(paths.lakeDir) : await openLakeStorage(to);
+      try {
+        const marked = await checkLakeIdentity(catalog, storage);
+        if (to !== undefined) uploaded = await upload(paths.lakeDir, states, to);
+        if (!marked) await markLakeIdentity(catalog, storage);
+      } finally {
+        storage.close();
+      }
       // Checked again as it takes the streams: another import may have taken them since.
       await catalog.adopt(states);
     } finally {

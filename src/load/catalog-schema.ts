@@ -64,6 +64,15 @@ create table if not exists avalake.allowances (
   reset_at timestamptz not null,
   window_seconds integer not null
 );
+-- Which lake this catalog keeps (one row): its id, also written into the lake as _lake/<id>, so that
+-- the catalog opened over another lake (a mistyped --data-dir, a copy at another prefix) is refused
+-- (lake-identity.ts); and where it was when first bound, for messages.
+create table if not exists avalake.lake (
+  one boolean primary key default true check (one),
+  lake_id text not null,
+  location text not null,
+  bound_at timestamptz not null default clock_timestamp()
+);
 create table if not exists avalake.leases (
   stream text not null,
   partition_id text not null,

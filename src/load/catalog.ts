@@ -82,6 +82,16 @@ export interface Catalog
    * An import asks before it moves anything (uploads a lake's files); `adopt` asks again as it takes them.
    */
   checkAdoption(states: readonly StreamState[]): Promise<void>;
+  /** The lake this catalog keeps, once bound (lake-identity.ts). */
+  lakeBinding(): Promise<LakeBinding | undefined>;
+  /** Binds the catalog to this lake unless it is bound already; returns the binding that holds. */
+  bindLake(binding: LakeBinding): Promise<LakeBinding>;
+}
+
+/** The lake a catalog keeps: the id marked in the lake, and where it was when bound. */
+export interface LakeBinding {
+  id: string;
+  location: string;
 }
 
 /** A stream to adopt is already in the catalog, as something else. */
@@ -457,6 +467,23 @@ export async function openCatalog(
       await transaction(async (client) => {
         for (const state of states) await adoption(client, state.stream, serializeState(state));
       }, 'begin isolation level repeatable read read only');
+    },
+
+    async lakeBinding() {
+      const { rows } = await pool.query<{ lake_id: string; location: string }>(
+        'select lake_id, location from avalake.lake',
+      );
+      const row = rows[0];
+      return row && { id: row.lake_id, location: row.location };
+    },
+
+    async bindLake(binding) {
+      // Workers starting together on a new lake each offer an id: the first one in is the lake's.
+      await pool.query(
+        'insert into avalake.lake (lake_id, location) values ($1, $2) on conflict do nothing',
+        [binding.id, binding.location],
+      );
+      return (await methods.lakeBinding()) ?? binding;
     },
 
     ...runs,

@@ -30,6 +30,7 @@ export {
   readLakeState,
   readWorkers,
 } from './lake.ts';
+export { LakeMismatchError } from './lake-identity.ts';
 export { FOLDER_KEYS, lakePaths, type Partition, partitionId } from './layout.ts';
 export {
   acquireLock,

@@ -17,6 +17,7 @@ import { type CompactionResult, type CompactionStep, compactStream, planCompacti
 import { mkdirDurable } from './durable.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
+import { ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
 import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
@@ -160,6 +161,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   try {
     if (catalog) await catalog.register(runId);
     else lock = await acquireLock(paths.lockFile, options.lock);
+    // A catalog keeps one lake: opened over another, it is refused before anything is read or written.
+    if (catalog) await ensureLakeIdentity(catalog, storage);
     log = createCommitLog(paths, catalog, storage);
     recovery = await log.open();
     // Marked once the catalog's log has opened on it (recovery found the files its commits name), before

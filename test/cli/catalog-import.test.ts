@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -231,6 +231,36 @@ it('catalog-import --to into a catalog that holds the lake’s streams refuses b
   expect(existsSync(join(box.dataDir, 'lake', '_commits'))).toBe(true);
   const status = await runCli(['status', '--data-dir', box.dataDir]);
   expect(status.code, status.stderr).toBe(0);
+}, 120_000);
+
+it('catalog-import --to of a copy of the same box to another prefix is refused: the catalog keeps the lake it moved', async () => {
+  const box = coreWorkspace(emulator);
+  expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
+  const copy = join(box.dir, 'copy');
+  await cp(box.dataDir, copy, { recursive: true });
+  const catalog = await freshDatabase(server.url);
+  const [first, second] = [await freshBucket(s3, 'first'), await freshBucket(s3, 'second')];
+  const moved = await runCli(
+    ['catalog-import', '--data-dir', box.dataDir, '--catalog', catalog, '--to', first],
+    s3.env,
+  );
+  expect(moved.code, moved.stderr).toBe(0);
+
+  // The same states (the copy is the box's): before lakes had ids, this passed as a re-run after a crash,
+  // and workers on the second prefix then wrote there while those on the first broke.
+  const refused = await runCli(
+    ['catalog-import', '--data-dir', copy, '--catalog', catalog, '--to', second],
+    s3.env,
+  );
+  expect(refused.code, refused.stderr).toBe(2);
+  const quoted = (url: string) => url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  expect(refused.stderr).toMatch(
+    new RegExp(
+      `keeps the commit log of the lake at ${quoted(first)}/lake, and ${quoted(second)}/lake holds none of its files`,
+    ),
+  );
+  expect(await listKeys(s3, second)).toEqual([]);
+  expect(existsSync(join(copy, 'lake', '_moved'))).toBe(false);
 }, 120_000);
 
 it('catalog-import --to with a catalog it cannot open fails (exit 1) before uploading anything', async () => {
