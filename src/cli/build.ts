@@ -1,4 +1,4 @@
-import { isObjectStorage, LockHeldError } from '../load/index.ts';
+import { CatalogRefusedError, isObjectStorage, LockHeldError } from '../load/index.ts';
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
 import { lakeOption } from './catalog.ts';
@@ -65,6 +65,10 @@ export async function build(
     if (error instanceof LockHeldError) {
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.locked;
+    }
+    if (error instanceof CatalogRefusedError) {
+      process.stderr.write(`avalake: ${error.message}\n`);
+      return EXIT.usage;
     }
     const flag = isObjectStorage(lake.dataDir) ? '--local-dir' : '--data-dir';
     const refused = unwritable(flag, lake.localDir, error);

@@ -3,6 +3,7 @@ import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
 import { type PartitionSummary, RunStoppedError, type RunSummary, runExtract } from '../extract/run.ts';
 import {
+  CatalogRefusedError,
   CatalogUnavailableError,
   LakeCorruptError,
   LakeMismatchError,
@@ -218,8 +219,9 @@ export async function extractWith(
       process.stderr.write(`avalake: ${error.message}\n`);
       return { code: EXIT.locked, error: error.message };
     }
-    // The catalog given keeps another lake: a usage mistake, found before anything was written.
-    if (error instanceof LakeMismatchError) {
+    // The catalog given keeps another lake, or refuses the URL's user or database: a usage mistake,
+    // found before anything was written.
+    if (error instanceof LakeMismatchError || error instanceof CatalogRefusedError) {
       process.stderr.write(`avalake: ${redact(error.message)}\n`);
       return { code: EXIT.usage, error: redact(error.message) };
     }

@@ -1,3 +1,4 @@
+import { CatalogRefusedError } from '../load/records.ts';
 import { ModelError } from '../warehouse/models.ts';
 import {
   formatResult,
@@ -22,7 +23,11 @@ interface SqlArgs {
  */
 export function reportWarehouseError(error: unknown): number {
   const message = (error as Error).message;
-  if (error instanceof WarehouseUsageError || error instanceof ModelError) {
+  if (
+    error instanceof WarehouseUsageError ||
+    error instanceof ModelError ||
+    error instanceof CatalogRefusedError
+  ) {
     process.stderr.write(`avalake: ${message}\n`);
     return EXIT.usage;
   }

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import {
+  CatalogRefusedError,
   CatalogUnavailableError,
   isObjectStorage,
   LakeCorruptError,
@@ -263,7 +264,7 @@ export async function status(
     }
     if (error instanceof CatalogUnavailableError) {
       process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.failed;
+      return error instanceof CatalogRefusedError ? EXIT.usage : EXIT.failed;
     }
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'ENOTDIR') {

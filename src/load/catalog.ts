@@ -11,6 +11,7 @@ import {
 import { createSchema } from './catalog-schema.ts';
 import { type Partition, partitionId } from './layout.ts';
 import {
+  CatalogRefusedError,
   CatalogUnavailableError,
   CommitConflictError,
   LeaseLostError,
@@ -178,7 +179,8 @@ export async function openCatalog(
     await createSchema(pool);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new CatalogUnavailableError(name, error);
+    const refusal = CatalogRefusedError.of(error);
+    throw refusal ? new CatalogRefusedError(name, refusal) : new CatalogUnavailableError(name, error);
   }
 
   /**

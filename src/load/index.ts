@@ -42,7 +42,7 @@ export {
   readLockHolder,
   readLockStanding,
 } from './lock.ts';
-export { CatalogUnavailableError, CommitConflictError } from './records.ts';
+export { CatalogRefusedError, CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';
 export { hasConfirmations, type Observation } from './state.ts';
 export {

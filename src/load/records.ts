@@ -101,3 +101,30 @@ export class CatalogUnavailableError extends Error {
     this.name = 'CatalogUnavailableError';
   }
 }
+
+/**
+ * PostgreSQL refuses who or what the catalog URL names: its password or user (28P01, 28000), or a
+ * database that does not exist (3D000). Configuration to fix, not a server to wait for: the commands
+ * exit 2 with it, where a catalog that is down exits 1.
+ */
+const REFUSALS: Readonly<Record<string, string>> = {
+  '28P01': 'check the user and its password (PGPASSWORD or ~/.pgpass)',
+  '28000': 'check the user and that pg_hba.conf lets it in from this host',
+  '3D000': 'check the database name, or create the database',
+};
+
+export class CatalogRefusedError extends CatalogUnavailableError {
+  constructor(name: string, cause: Error & { code: string }) {
+    super(name, cause);
+    this.name = 'CatalogRefusedError';
+    this.message =
+      `the catalog ${name} refused avalake: ${cause.message}; ${REFUSALS[cause.code]}, in --catalog, ` +
+      'AVALAKE_CATALOG or the pipeline\'s "catalog"';
+  }
+
+  /** The error as a refusal when PostgreSQL's code says it is one. */
+  static of(error: unknown): (Error & { code: string }) | undefined {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && code in REFUSALS ? (error as Error & { code: string }) : undefined;
+  }
+}

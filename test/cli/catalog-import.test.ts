@@ -263,7 +263,7 @@ it('catalog-import --to of a copy of the same box to another prefix is refused: 
   expect(existsSync(join(copy, 'lake', '_moved'))).toBe(false);
 }, 120_000);
 
-it('catalog-import --to with a catalog it cannot open fails (exit 1) before uploading anything', async () => {
+it('catalog-import --to with a catalog that names no database is refused (exit 2) before uploading anything', async () => {
   const box = coreWorkspace(emulator);
   expect((await extractOnce(box.pipelinePath, box.dataDir)).status).toBe('ok');
   const bucket = await freshBucket(s3, 'no-catalog');
@@ -275,8 +275,29 @@ it('catalog-import --to with a catalog it cannot open fails (exit 1) before uplo
     ['catalog-import', '--data-dir', box.dataDir, '--catalog', wrong.toString(), '--to', bucket],
     s3.env,
   );
-  expect(failed.code, failed.stderr).toBe(1);
-  expect(failed.stderr).toContain('avalake_no_such_database');
+  // Configuration to fix, not a server to wait for: exit 2, as for any usage mistake; the same catalog
+  // given to status and extract says the same.
+  expect(failed.code, failed.stderr).toBe(2);
+  expect(failed.stderr).toMatch(
+    /^avalake: the catalog \S+avalake_no_such_database refused avalake: .*does not exist; check the database name, or create the database/,
+  );
+  expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  for (const command of [
+    ['status', '--data-dir', join(box.dir, 'worker'), '--catalog', wrong.toString()],
+    [
+      'extract',
+      box.pipelinePath,
+      '--data-dir',
+      join(box.dir, 'worker'),
+      '--catalog',
+      wrong.toString(),
+      '--json',
+    ],
+  ]) {
+    const refused = await runCli(command);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain('refused avalake');
+  }
   expect(await listKeys(s3, bucket)).toEqual([]);
   expect(existsSync(join(box.dataDir, 'lake', '_moved'))).toBe(false);
   const status = await runCli(['status', '--data-dir', box.dataDir]);
