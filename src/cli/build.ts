@@ -1,9 +1,10 @@
-import { CatalogRefusedError, isObjectStorage, LockHeldError } from '../load/index.ts';
+import { isObjectStorage } from '../load/index.ts';
 import { type BuildResult, buildWarehouse } from '../warehouse/build.ts';
 import { ModelError } from '../warehouse/models.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
+import { lakeFailureExit } from './lake-failure.ts';
 
 interface BuildArgs {
   dataDir?: string;
@@ -62,14 +63,8 @@ export async function build(
       process.stderr.write(`avalake: ${error.message}\n`);
       return EXIT.usage;
     }
-    if (error instanceof LockHeldError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.locked;
-    }
-    if (error instanceof CatalogRefusedError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return EXIT.usage;
-    }
+    const failed = lakeFailureExit(error);
+    if (failed !== undefined) return failed;
     const flag = isObjectStorage(lake.dataDir) ? '--local-dir' : '--data-dir';
     const refused = unwritable(flag, lake.localDir, error);
     process.stderr.write(`avalake: ${refused ?? (error as Error).message}\n`);

@@ -2,16 +2,9 @@ import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract
 import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
 import { type PartitionSummary, RunStoppedError, type RunSummary, runExtract } from '../extract/run.ts';
-import {
-  CatalogRefusedError,
-  CatalogUnavailableError,
-  LakeCorruptError,
-  LakeMismatchError,
-  LockHeldError,
-  StorageUnavailableError,
-} from '../load/index.ts';
 import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { EXIT } from './exit.js';
+import { lakeFailureCode } from './lake-failure.ts';
 import { createRunOutput, type RunOutput } from './progress-display.ts';
 import { untilSignal } from './until-signal.ts';
 import { VERSION } from './version.js';
@@ -215,23 +208,13 @@ export async function extractWith(
     // Stopped mid-run: what committed before the failure is still the run's to report.
     const stopped = thrown instanceof RunStoppedError ? { summary: thrown.summary } : {};
     const error = thrown instanceof RunStoppedError ? thrown.cause : thrown;
-    if (error instanceof LockHeldError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return { code: EXIT.locked, error: error.message };
-    }
-    // The catalog given keeps another lake, or refuses the URL's user or database: a usage mistake,
-    // found before anything was written.
-    if (error instanceof LakeMismatchError || error instanceof CatalogRefusedError) {
-      process.stderr.write(`avalake: ${redact(error.message)}\n`);
-      return { code: EXIT.usage, error: redact(error.message) };
-    }
-    if (
-      error instanceof LakeCorruptError ||
-      error instanceof CatalogUnavailableError ||
-      error instanceof StorageUnavailableError
-    ) {
-      process.stderr.write(`avalake: ${redact(error.message)}\n`);
-      return { code: EXIT.failed, error: redact(error.message), ...stopped };
+    // The lock held (75), a catalog of another lake or refusing its URL (2), the lake, catalog or bucket
+    // failing (1): one line, also kept for the run's summary.
+    const failed = lakeFailureCode(error);
+    if (failed !== undefined) {
+      const message = redact((error as Error).message);
+      process.stderr.write(`avalake: ${message}\n`);
+      return { code: failed, error: message, ...stopped };
     }
     // A device that cannot take more (or failed): the run fails, the next one continues.
     const device = deviceFailureCode(error);

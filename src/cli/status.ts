@@ -1,7 +1,5 @@
 import { stat } from 'node:fs/promises';
 import {
-  CatalogRefusedError,
-  CatalogUnavailableError,
   isObjectStorage,
   LakeCorruptError,
   type LockStanding,
@@ -15,6 +13,7 @@ import { durationText } from '../warehouse/duration.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
+import { lakeFailureExit } from './lake-failure.ts';
 
 interface StatusArgs {
   dataDir?: string;
@@ -257,15 +256,13 @@ export async function status(
   try {
     result = await readStatus(dataDir, now, catalog);
   } catch (error) {
-    if (error instanceof LakeCorruptError) {
-      const where = error.message.includes(error.path) ? '' : ` (${error.path})`;
-      process.stderr.write(`avalake: ${error.message}${where}\n`);
+    // A corrupt lake is named with its path, for status is where one looks first.
+    if (error instanceof LakeCorruptError && !error.message.includes(error.path)) {
+      process.stderr.write(`avalake: ${error.message} (${error.path})\n`);
       return EXIT.failed;
     }
-    if (error instanceof CatalogUnavailableError) {
-      process.stderr.write(`avalake: ${error.message}\n`);
-      return error instanceof CatalogRefusedError ? EXIT.usage : EXIT.failed;
-    }
+    const failed = lakeFailureExit(error);
+    if (failed !== undefined) return failed;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EACCES' || code === 'ENOTDIR') {
       process.stderr.write(`avalake: cannot read ${dataDir} (${code}); check its permissions\n`);
