@@ -9,7 +9,7 @@ import { checkLakeIdentity, markLakeIdentity } from './lake-identity.ts';
 import { lakePaths } from './layout.ts';
 import { acquireLock } from './lock.ts';
 import type { StreamState } from './state.ts';
-import { diskStorage } from './storage.ts';
+import { diskStorage, type LakeStorage } from './storage.ts';
 
 /**
  * One box, then several: a local lake's commit log (`lake/_commits/`) moved into a PostgreSQL catalog,
@@ -63,7 +63,7 @@ export async function importIntoCatalog(
       const storage = to === undefined ? diskStorage(paths.lakeDir) : await openLakeStorage(to);
       try {
         const marked = await checkLakeIdentity(catalog, storage);
-        if (to !== undefined) uploaded = await upload(paths.lakeDir, states, to);
+        if (to !== undefined) uploaded = await upload(paths.lakeDir, states, storage, to);
         if (!marked) await markLakeIdentity(catalog, storage);
       } finally {
         storage.close();
@@ -96,28 +96,28 @@ export async function importIntoCatalog(
  * import run again after a crash). Any other object there (a lake that was at that prefix before)
  * refuses the move before anything is uploaded: no object is replaced, and the catalog adopts nothing.
  */
-async function upload(lakeDir: string, states: readonly StreamState[], to: string): Promise<number> {
-  const remote = await openLakeStorage(to);
-  try {
-    const files = states.flatMap((state) => state.files);
-    const uploaded = new Set<string>();
-    for (const file of files) {
-      const size = await remote.size(file.path);
-      if (size === undefined) continue;
-      if (size !== file.bytes || (await remote.sha256(file.path)) !== file.sha256)
-        throw new CatalogImportError(
-          `--to ${to}: the lake's file ${file.path} is there already with other content (another lake at that prefix?); nothing was moved. Choose an empty prefix, or remove what is there`,
-        );
-      uploaded.add(file.path);
-    }
-    let sent = 0;
-    for (const file of files) {
-      if (uploaded.has(file.path)) continue;
-      await remote.writeFrom(file.path, (local) => copyFile(join(lakeDir, ...file.path.split('/')), local));
-      sent++;
-    }
-    return sent;
-  } finally {
-    remote.close();
+async function upload(
+  lakeDir: string,
+  states: readonly StreamState[],
+  remote: LakeStorage,
+  to: string,
+): Promise<number> {
+  const files = states.flatMap((state) => state.files);
+  const uploaded = new Set<string>();
+  for (const file of files) {
+    const size = await remote.size(file.path);
+    if (size === undefined) continue;
+    if (size !== file.bytes || (await remote.sha256(file.path)) !== file.sha256)
+      throw new CatalogImportError(
+        `--to ${to}: the lake's file ${file.path} is there already with other content (another lake at that prefix?); nothing was moved. Choose an empty prefix, or remove what is there`,
+      );
+    uploaded.add(file.path);
   }
+  let sent = 0;
+  for (const file of files) {
+    if (uploaded.has(file.path)) continue;
+    await remote.writeFrom(file.path, (local) => copyFile(join(lakeDir, ...file.path.split('/')), local));
+    sent++;
+  }
+  return sent;
 }
