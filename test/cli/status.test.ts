@@ -195,16 +195,29 @@ describe('avalake status', () => {
     expect(warned.filter((l) => /^validators\s/.test(l))[0]).toMatch(/\s-(1h 0m|59m \d+s)\s/);
   });
 
-  it('shows a run and a build in progress from their lock files, without taking or touching them', async () => {
+  /** The data directory's and the warehouse's lock files, written as these holders wrote them. */
+  function writeLocks(run: object, build: object) {
     const lockFile = join(workspace.dataDir, 'avalake.lock');
     const buildLockFile = join(workspace.dataDir, 'warehouse.duckdb.lock');
     mkdirSync(workspace.dataDir, { recursive: true });
-    // Taken once this process ran (a lock older than its holder's process names a pid given again).
-    const since = (ms: number) => new Date(Date.now() - process.uptime() * 1000 + ms).toISOString();
-    const holder = { pid: process.pid, hostname: hostname(), since: since(100), command: 'x', token: 't' };
-    const builder = { ...holder, since: since(200), command: 'avalake build', token: 'b' };
-    writeFileSync(lockFile, JSON.stringify(holder));
-    writeFileSync(buildLockFile, JSON.stringify(builder));
+    writeFileSync(lockFile, JSON.stringify(run));
+    writeFileSync(buildLockFile, JSON.stringify(build));
+    return { lockFile, buildLockFile };
+  }
+
+  /** An ISO time `ms` after this process started (a lock taken before its holder started names a pid given again). */
+  const afterStart = (ms: number) => new Date(Date.now() - process.uptime() * 1000 + ms).toISOString();
+
+  it('shows a run and a build in progress from their lock files, without taking or touching them', async () => {
+    const holder = {
+      pid: process.pid,
+      hostname: hostname(),
+      since: afterStart(100),
+      command: 'x',
+      token: 't',
+    };
+    const builder = { ...holder, since: afterStart(200), command: 'avalake build', token: 'b' };
+    const { lockFile, buildLockFile } = writeLocks(holder, builder);
     try {
       const out = await runStatus({ dataDir: workspace.dataDir });
       expect(out.code).toBe(0);
@@ -229,9 +242,6 @@ describe('avalake status', () => {
   });
 
   it('tells a stale lock from a live one: its process gone, or its pid given to a later process', async () => {
-    const lockFile = join(workspace.dataDir, 'avalake.lock');
-    const buildLockFile = join(workspace.dataDir, 'warehouse.duckdb.lock');
-    mkdirSync(workspace.dataDir, { recursive: true });
     // A run killed with kill -9: its pid names no process now.
     const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
     const dead = {
@@ -241,10 +251,9 @@ describe('avalake status', () => {
       command: 'x',
       token: 't',
     };
-    // A build killed an hour ago whose pid this very process has since been given.
-    const reused = { ...dead, pid: process.pid, since: new Date(Date.now() - 3_600_000).toISOString() };
-    writeFileSync(lockFile, JSON.stringify(dead));
-    writeFileSync(buildLockFile, JSON.stringify(reused));
+    // A build killed an hour before this very process started, which has since been given its pid.
+    const reused = { ...dead, pid: process.pid, since: afterStart(-3_600_000) };
+    const { lockFile, buildLockFile } = writeLocks(dead, reused);
     try {
       const out = await runStatus({ dataDir: workspace.dataDir });
       expect(out.code).toBe(0);
