@@ -1,4 +1,9 @@
-import { foldConfirmations, removeStrayConfirmations } from './confirmations.ts';
+import {
+  foldConfirmations,
+  HELD_CONFIRMATIONS,
+  pendingConfirmations,
+  removeStrayConfirmations,
+} from './confirmations.ts';
 import { fileRecordStore } from './file-records.ts';
 import { createGenerations, type Generations } from './generations.ts';
 import { isSafeSegment, type LakePaths, lakePaths, type Partition } from './layout.ts';
@@ -96,9 +101,11 @@ export interface CommitLog {
   commitCompaction(record: CompactCommit): Promise<void>;
   /**
    * Folds every stream with at least `minRecords` records after its state (default FOLD_RECORDS), and
-   * every stream with checks not yet durable.
+   * every stream with checks not yet durable. Snapshot confirmations stay in the state until
+   * HELD_CONFIRMATIONS are pending, unless `allConfirmations` (compaction of everything) moves them all
+   * to a file.
    */
-  fold(minRecords?: number): Promise<void>;
+  fold(minRecords?: number, options?: { allConfirmations?: boolean }): Promise<void>;
   /** The store, for what the lake does beside commits (a catalog's leases). */
   readonly store: RecordStore;
   /** Where the files are. */
@@ -158,22 +165,20 @@ export function createCommitLog(
   const settleGeneration = generations.settle;
   const recovery = createRecovery({ storage, store, stateOf, ensureStreamDir });
 
-  const foldStream = (stream: string, minRecords: number) =>
+  const foldStream = (stream: string, minRecords: number, allConfirmations: boolean) =>
     store.withStream(stream, 'exclusive', async () => {
       const records = store.shared
         ? load(stream, await store.loadStream(stream, { tidy: false }))
         : undefined;
       const count = unfolded.get(stream) ?? 0;
       const full = count >= minRecords;
-      if (count === 0 || (!full && !heldChecks.has(stream))) return;
       const state = stateOf(stream);
+      const confirmationsOut = allConfirmations && pendingConfirmations(state) > 0;
+      if (!confirmationsOut && (count === 0 || (!full && !heldChecks.has(stream)))) return;
       state.nextSeq = Math.max(state.nextSeq, nextSeq.get(stream) ?? 1);
-      // A fold only to make checks durable comes every run: its snapshot confirmations wait in the state
-      // until there are as many as a fold of FOLD_RECORDS records would have written out, so a cron run
-      // does not make a confirmations file of its own.
       const replaced = [
         ...(await mergeRejects(storage, state)),
-        ...(await foldConfirmations(storage, state, full ? 1 : FOLD_RECORDS)),
+        ...(await foldConfirmations(storage, state, allConfirmations ? 1 : HELD_CONFIRMATIONS)),
       ];
       await store.writeState(
         state,
@@ -274,15 +279,17 @@ export function createCommitLog(
         await publishStaged(storage, record.stream, { ...file, staged: baseName(file.path) });
     },
 
-    async fold(minRecords = FOLD_RECORDS) {
+    async fold(minRecords = FOLD_RECORDS, { allConfirmations = false } = {}) {
       // A shared store's streams this writer committed to are read again alone: others may have added.
-      const due = [...unfolded]
-        .filter(([stream, n]) => n > 0 && (store.shared || n >= minRecords || heldChecks.has(stream)))
-        .map(([stream]) => stream);
+      const due = [...states.keys()].filter((stream) => {
+        const n = unfolded.get(stream) ?? 0;
+        if (n > 0 && (store.shared || n >= minRecords || heldChecks.has(stream))) return true;
+        return allConfirmations && pendingConfirmations(stateOf(stream)) > 0;
+      });
       // Alone with its log, a writer folds a few streams at once: each fold waits on fsyncs, which the
       // file system can then serve together (a cron run folds every stream it checked as it closes).
       await eachLimited(due.length, store.shared ? 1 : FOLDS_AT_ONCE, (i) =>
-        foldStream(due[i] as string, minRecords),
+        foldStream(due[i] as string, minRecords, allConfirmations),
       );
     },
   };

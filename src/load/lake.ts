@@ -259,8 +259,9 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         });
         if (result) results.push(result);
       }
-      // Maintenance time: the commit log is folded too, however few records it has.
-      await log.fold(1);
+      // Maintenance time: the commit log is folded too, however few records it has; compacting
+      // everything also moves the pending snapshot confirmations to a file.
+      await log.fold(1, { allConfirmations: mode === 'all' });
       return results;
     },
     async claim(stream, partition) {

@@ -164,25 +164,37 @@ it('run on an S3 lake through failing and dropped requests: the lake and the war
   expect(standing.extracted).toBe(true);
   expect(new Set(standing.partitions.map((p) => p.stream))).toEqual(new Set(streams));
 
-  // A second run finds the snapshots unchanged: confirmed without rows, folded into the bucket's
-  // bookkeeping, mirrored, and read back as a second observation of every snapshot.
+  // A second run finds the snapshots unchanged: confirmed without rows, held in the catalog's state,
+  // and read back as a second observation of every snapshot.
   const again = await cli(
     ['run', w.pipelinePath, '--data-dir', dataDir, '--catalog', catalog, '--local-dir', localDir, '--json'],
     through(proxy.endpoint),
   );
   expect(again.code, again.stderr).toBe(0);
-  const confirmations = [...(await readLakeState(dataDir, catalog)).values()].flatMap((s) =>
-    s.files.filter((f) => f.table === 'confirmations').map((f) => `lake/${f.path}`),
+  const confirmationFiles = async () =>
+    [...(await readLakeState(dataDir, catalog)).values()].flatMap((s) =>
+      s.files.filter((f) => f.table === 'confirmations').map((f) => `lake/${f.path}`),
+    );
+  const pending = [...(await readLakeState(dataDir, catalog)).values()].flatMap((s) =>
+    [...s.partitions.values()].flatMap((p) => p.confirmations),
   );
+  expect(pending.length).toBeGreaterThan(0);
+  expect(await confirmationFiles()).toEqual([]);
+  const snapshots = () =>
+    queryWarehouse(localDir, 'select count(distinct snapshot_at)::integer as n from stg_validators');
+  expect(await snapshots()).toEqual([{ n: 2 }]);
+
+  // `compact` moves them to the bucket's bookkeeping; the warehouse reads them there.
+  const folded = await cli(['compact', '--data-dir', dataDir, '--catalog', catalog], through(proxy.endpoint));
+  expect(folded.code, folded.stderr).toBe(0);
+  const confirmations = await confirmationFiles();
   expect(confirmations.length).toBeGreaterThan(0);
   expect((await listKeys(s3, dataDir)).filter((k) => k.startsWith('lake/_confirmations/')).sort()).toEqual(
     confirmations.sort(),
   );
-  const snapshots = await queryWarehouse(
-    localDir,
-    'select count(distinct snapshot_at)::integer as n from stg_validators',
-  );
-  expect(snapshots).toEqual([{ n: 2 }]);
+  const built = await cli(['build', '--data-dir', dataDir, '--catalog', catalog, '--local-dir', localDir]);
+  expect(built.code, built.stderr).toBe(0);
+  expect(await snapshots()).toEqual([{ n: 2 }]);
 }, 300_000);
 
 it('two workers on one bucket, built from while they commit: every build succeeds, the lake equals one process’s', async () => {

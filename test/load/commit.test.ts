@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { createRecordBatchBuilder } from '../../src/load/arrow.ts';
 import { BATCH_ROWS } from '../../src/load/batch-builder.ts';
 import { FOLD_RECORDS } from '../../src/load/commit.ts';
+import { HELD_CONFIRMATIONS } from '../../src/load/confirmations.ts';
 import { LakeCorruptError } from '../../src/load/errors.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { partitionId } from '../../src/load/layout.ts';
@@ -209,33 +210,48 @@ describe('commit', () => {
     expect(again.readCheckpoint(STREAM, partition)).toEqual({ nextId: 3 });
     expect(again.readCheckpoint(STREAM, snapshot)).toEqual({ snapshotAt: 1_000, answer: 'same' });
     expect(again.partitionState(STREAM, partition)?.sourceAt).toBe(5_000);
-    // The confirmation waits in the state (a file of them comes once a fold's worth are pending).
+    // The confirmation waits in the state (a file of them comes once HELD_CONFIRMATIONS are pending).
     expect(again.partitionState(STREAM, snapshot)?.confirmations).toEqual([[6_000, 1_000]]);
     expect(again.partitionState(STREAM, snapshot)?.commits).toBe(2);
   });
 
-  it("writes cron runs' snapshot confirmations out once a fold's worth are pending, not a file a run", async () => {
+  it("holds cron runs' snapshot confirmations in the state until HELD_CONFIRMATIONS are pending", async () => {
+    // A stream of 64 snapshot partitions: each run checks them all, four times a fold's worth of records.
+    const partitions = Array.from({ length: 64 }, (_, i) => ({ ...partition, address: `0x${i}` }));
+    const runs = HELD_CONFIRMATIONS / partitions.length;
+    expect(partitions.length).toBeGreaterThan(FOLD_RECORDS);
     const first = await openTest();
-    const flush = first.begin({ stream: STREAM, partition, schema });
-    await flush.append(rowsFrom(0, 1));
-    await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+    for (const p of partitions) {
+      const flush = first.begin({ stream: STREAM, partition: p, schema });
+      await flush.append(rowsFrom(0, 1));
+      await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+    }
     await first.close();
     open.splice(0);
+    const stateOnDisk = async () => (await readLakeState(dataDir)).get(STREAM);
+    const pendingOnDisk = async () =>
+      [...((await stateOnDisk())?.partitions.values() ?? [])].reduce((n, p) => n + p.confirmations.length, 0);
     const confirmationFiles = async () =>
-      ((await readLakeState(dataDir)).get(STREAM)?.files ?? []).filter((f) => f.table === 'confirmations');
-    for (let run = 1; run <= FOLD_RECORDS; run++) {
+      ((await stateOnDisk())?.files ?? []).filter((f) => f.table === 'confirmations');
+    for (let run = 1; run <= runs; run++) {
       const l = await openTest();
-      await l.check(STREAM, partition, { confirmedAt: 1_000 + run });
+      for (const p of partitions) await l.check(STREAM, p, { confirmedAt: 1_000 + run });
       await l.close();
       open.splice(0);
-      const pending = (await readLakeState(dataDir)).get(STREAM)?.partitions.get(partitionId(partition));
-      if (run < FOLD_RECORDS) {
+      if (run < runs) {
         expect(await confirmationFiles()).toEqual([]);
-        expect(pending?.confirmations).toHaveLength(run);
+        expect(await pendingOnDisk()).toBe(run * partitions.length);
       } else {
-        expect(pending?.confirmations).toEqual([]);
-        const [file] = await confirmationFiles();
-        expect(file?.rows).toBe(FOLD_RECORDS);
+        expect(await pendingOnDisk()).toBe(0);
+        const [file, ...more] = await confirmationFiles();
+        expect(more).toEqual([]);
+        expect(file?.rows).toBe(HELD_CONFIRMATIONS);
+        const [row] = await query(
+          `select count(*)::integer as n, count(distinct "partition")::integer as partitions,
+             min(epoch_ms(confirmedAt))::integer as first, max(epoch_ms(confirmedAt))::integer as last
+           from read_parquet('${lakeFile(file?.path ?? '')}')`,
+        );
+        expect(row).toEqual({ n: HELD_CONFIRMATIONS, partitions: 64, first: 1_001, last: 1_000 + runs });
       }
     }
   });
