@@ -14,9 +14,17 @@ for (const stream of [process.stdout, process.stderr])
     if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EPIPE') throw error;
   });
 
+const parser = yargs(hideBin(process.argv));
+// yargs renders the matched command's whole help page as its handler starts, in case the handler asks
+// for it (avalake's never do): 50-60 ms of every command, spent in string-width's segmenting of each
+// character. `--help` and usage errors render their own page as before. The usage instance is yargs's
+// internal (bundled at a fixed version); should it move, this line does nothing.
+const usage = /** @type {any} */ (parser).getInternalMethods?.()?.getUsageInstance?.();
+if (typeof usage?.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => {};
+
 // Note: plain JavaScript, and only the command table is imported here: each command registers the
 // TypeScript loader and loads its own modules when it runs, so `--help` and `--version` stay fast.
-await yargs(hideBin(process.argv))
+await parser
   .scriptName('avalake')
   .usage(
     '$0 <command> [options]\n\nMirror the Avalanche Data API, Metrics API and P-Chain RPC into a Parquet lake.',
