@@ -1,0 +1,75 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpClient } from '../../src/extract/http.ts';
+
+/** What the test server saw of the last request. */
+let seen: IncomingMessage | undefined;
+let server: Server;
+let origin: string;
+
+const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void> = {
+  // A body of multi-byte characters, sent in pieces that cut a character in two.
+  '/split': (_req, res) => {
+    const bytes = Buffer.from(JSON.stringify({ name: 'Avalanche ⛰ Ölçü' }), 'utf8');
+    res.writeHead(200, { 'content-type': 'application/json', 'x-many': ['a', 'b'] });
+    const cut = bytes.indexOf(Buffer.from('⛰', 'utf8')) + 1;
+    res.write(bytes.subarray(0, cut));
+    setTimeout(() => res.end(bytes.subarray(cut)), 10);
+  },
+  // Headers, then a body that never ends.
+  '/hang': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"partial":');
+  },
+  '/later': (_req, res) => {
+    res.writeHead(429, { 'retry-after': '3' });
+    res.end('{"message":"slow down"}');
+  },
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen = req;
+    routes[req.url?.split('?')[0] ?? '']?.(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('the HTTP client', () => {
+  it('decodes a body whose characters span chunks, joins repeated headers, sends the key only where keyed', async () => {
+    const keyed = createHttpClient({ userAgent: 'avalake/test', apiKey: 'k-123', keyedOrigins: [origin] });
+    const answer = await keyed.send({ url: `${origin}/split?x=1` });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text)).toEqual({ name: 'Avalanche ⛰ Ölçü' });
+    expect(answer.headers['x-many']).toBe('a, b');
+    expect(seen?.headers['x-data-api-key']).toBe('k-123');
+    expect(seen?.headers['user-agent']).toBe('avalake/test');
+    await keyed.close();
+
+    const unkeyed = createHttpClient({ userAgent: 'avalake/test', apiKey: 'k-123', keyedOrigins: [] });
+    const later = await unkeyed.send({ url: `${origin}/later` });
+    expect(later).toMatchObject({ status: 429, text: '{"message":"slow down"}' });
+    expect(later.headers['retry-after']).toBe('3');
+    expect(seen?.headers['x-data-api-key']).toBeUndefined();
+    await unkeyed.close();
+  });
+
+  it('gives up a request mid-body when its signal aborts, with the signal’s reason', async () => {
+    const http = createHttpClient({ userAgent: 'avalake/test' });
+    const stop = new AbortController();
+    const reason = new Error('interrupted by a signal');
+    const sent = http.send({ url: `${origin}/hang`, signal: stop.signal }).catch((e: unknown) => e);
+    setTimeout(() => stop.abort(reason), 50);
+    expect(await sent).toBe(reason);
+    // Aborted before it is sent: refused at once.
+    await expect(http.send({ url: `${origin}/split`, signal: stop.signal })).rejects.toBe(reason);
+    await http.close();
+  });
+});
