@@ -21,7 +21,7 @@
 import { mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -38,6 +38,18 @@ const EXTERNAL = [
   'tsx/*',
   'esbuild',
 ];
+
+/**
+ * yargs's help pages measure text with src/cli/string-width.js, not the `string-width` package (that file
+ * says why: 55 ms of every command's start-up).
+ */
+const lightStringWidth: Plugin = {
+  name: 'light-string-width',
+  setup(build) {
+    const path = join(ROOT, 'src', 'cli', 'string-width.js');
+    build.onResolve({ filter: /^string-width$/ }, () => ({ path }));
+  },
+};
 
 /**
  * The package.json of each package bundled in, so that installing another version of one makes the build
@@ -74,6 +86,7 @@ try {
     // native code or files of their own beside their JavaScript (DuckDB, parquet-wasm's wasm), those
     // loaded only by some commands (S3, Postgres) and the build tools stay in node_modules.
     external: [...EXTERNAL],
+    plugins: [lightStringWidth],
     // The bundled packages' CommonJS (undici's) calls require for node's own modules. (A source module
     // declaring a top-level `require` of its own would clash with this one: the built CLI would not load.)
     banner: {

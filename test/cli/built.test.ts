@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { BuildInputs } from '../../scripts/build.ts';
+import { COMMANDS } from '../../src/cli/commands.js';
 import { builtIsCurrent } from '../../src/cli/entry.js';
 import { runCli } from '../helpers/output.ts';
 
@@ -74,6 +75,19 @@ describe('which CLI bin/avalake.js runs', () => {
       const help = await runCli(['extract', '--help'], { ...env, LANG: 'de_DE.UTF-8' });
       expect(help.stdout).toContain('Options:');
       expect(help.stdout).toContain('Show help');
+    }
+  });
+
+  it('prints the same help pages from the source and the build, which measures their text itself', async () => {
+    if (process.env.CI) expect(builtIsCurrent(new URL('../../', import.meta.url))).toBe(true);
+    const pages = [['--help'], ...COMMANDS.map((c) => [String(c.command).split(' ')[0] as string, '--help'])];
+    for (const args of pages) {
+      const [source, built] = await Promise.all([
+        runCli(args, { AVALAKE_FROM_SOURCE: '1' }),
+        runCli(args, { AVALAKE_FROM_SOURCE: '0' }),
+      ]);
+      expect(source.code, args.join(' ')).toBe(0);
+      expect(built.stdout, args.join(' ')).toBe(source.stdout);
     }
   });
 
