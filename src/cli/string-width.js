@@ -13,8 +13,8 @@
  */
 
 // OSC sequences (hyperlinks, titles), then CSI sequences (colours, cursor moves), as terminals read them.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is matched
 const ANSI =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are what is matched
   /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u001b\u009b][[\]()#;?]*(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PR-TZcf-nq-uy=><~]/g;
 
 /** Ranges (inclusive) of code points two columns wide: East Asian Wide and Fullwidth, and emoji. */
