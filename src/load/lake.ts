@@ -17,7 +17,7 @@ import { type CompactionResult, type CompactionStep, compactStream, planCompacti
 import { mkdirDurable } from './durable.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
-import { ensureLakeIdentity } from './lake-identity.ts';
+import { checkLakeIdentity, ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
 import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
@@ -97,11 +97,23 @@ const NO_RECORD = z.object({});
 /**
  * Every stream's state as of its newest commit, read-only, from the data directory's commit log or from
  * the catalog when one is given (no lock, no recovery: safe while writers run).
+ *
+ * With a catalog, the data directory must be the lake the catalog keeps (lake-identity.ts), or its states
+ * would name files of another lake: a LakeMismatchError (exit 2) otherwise. Checked where the lake is a
+ * folder, and where the caller hands over the bucket's storage (a build mirroring it); a bucket is not
+ * opened for this alone, so `status` needs no bucket credentials. Nothing is marked: binding is a
+ * writer's.
  */
-export async function readLakeState(dataDir: string, catalog?: string): Promise<Map<string, StreamState>> {
+export async function readLakeState(
+  dataDir: string,
+  catalog?: string,
+  { storage }: { storage?: LakeStorage } = {},
+): Promise<Map<string, StreamState>> {
   if (!catalog) return readStreamStates(dataDir);
   const store = await (await import('./catalog.ts')).openCatalog(catalog);
   try {
+    const lake = storage ?? (isObjectStorage(dataDir) ? undefined : diskStorage(lakePaths(dataDir).lakeDir));
+    if (lake) await checkLakeIdentity(store, lake);
     return await readStreamStates(dataDir, store);
   } finally {
     await store.close();

@@ -45,7 +45,7 @@ export async function mirrorLake(dataDir: string, catalog: string, localDir: str
   const storage = await openLakeStorage(dataDir);
   try {
     for (let attempt = 1; ; attempt++) {
-      const streams = await readLakeState(dataDir, catalog);
+      const streams = await readLakeState(dataDir, catalog, { storage });
       try {
         await download(storage, streams, lakeDir);
         await removeOthers(streams, lakeDir);

@@ -9,6 +9,7 @@ import { localCommitLogKind } from '../../src/load/commit-log-kind.ts';
 import { openLake, readLakeState } from '../../src/load/lake.ts';
 import { LakeMismatchError } from '../../src/load/lake-identity.ts';
 import { lake } from '../../src/schemas/lake.ts';
+import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 
 /**
@@ -105,6 +106,28 @@ it('a lake and a catalog of an earlier avalake, neither marked, are bound when f
   } finally {
     await admin.end();
   }
+});
+
+it('build and status over a directory that is not the catalog’s lake exit 2, reading and writing nothing there', async () => {
+  const catalog = await freshDatabase(server.url);
+  const home = await dataDir('home');
+  const other = await dataDir('other');
+  await commit(home, catalog, [1, 2]);
+  await commit(other, await freshDatabase(server.url), [7]); // another catalog's lake
+  const before = entries(other);
+
+  await expect(readLakeState(other, catalog)).rejects.toBeInstanceOf(LakeMismatchError);
+  expect((await readLakeState(home, catalog)).get('transfers')?.files).toHaveLength(1);
+  for (const command of ['build', 'status']) {
+    const refused = await runCli([command, '--data-dir', other, '--catalog', catalog]);
+    expect(refused.code, `${command}: ${refused.stderr}`).toBe(2);
+    expect(refused.stderr).toContain(`${other}/lake is not the lake the catalog`);
+    expect(refused.stderr).toContain(`that one is at ${home}/lake`);
+  }
+  expect(entries(other)).toEqual(before);
+  // The catalog's own lake builds.
+  const built = await runCli(['build', '--data-dir', home, '--catalog', catalog]);
+  expect(built.code, built.stderr).toBe(0);
 });
 
 it("a lake missing files its catalog's commits name asks for the right data directory before a backup", async () => {
