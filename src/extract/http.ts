@@ -88,7 +88,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
   };
 
   return {
-    send({ url, method = 'GET', body, signal }) {
+    async send({ url, method = 'GET', body, signal }) {
       const u = new URL(url);
       const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: 'application/json' };
       if (body !== undefined) headers['content-type'] = 'application/json';
@@ -132,6 +132,8 @@ function dispatchForText(
     pool.dispatch(request, {
       onRequestStart(controller) {
         if (!signal) return;
+        // It starts once a connection is free: the signal may have aborted while it waited for one.
+        if (signal.aborted) return controller.abort(signal.reason);
         onAbort = () => controller.abort(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
       },

@@ -72,4 +72,18 @@ describe('the HTTP client', () => {
     await expect(http.send({ url: `${origin}/split`, signal: stop.signal })).rejects.toBe(reason);
     await http.close();
   });
+
+  it('gives up a request aborted while it waited for a connection, when one frees', async () => {
+    const http = createHttpClient({ userAgent: 'avalake/test', connectionsPerHost: 1 });
+    const [first, second] = [new AbortController(), new AbortController()];
+    const holding = http.send({ url: `${origin}/hang`, signal: first.signal }).catch((e: unknown) => e);
+    const waiting = http.send({ url: `${origin}/split`, signal: second.signal }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reason = new Error('stopped');
+    second.abort(reason);
+    first.abort(reason);
+    expect(await holding).toBe(reason);
+    expect(await waiting).toBe(reason);
+    await http.close();
+  });
 });
