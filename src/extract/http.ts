@@ -150,7 +150,9 @@ function dispatchForText(
       onResponseEnd() {
         settled();
         const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        resolve({ status, headers: flat, text: bytes.toString('utf8') });
+        // A byte-order mark (some proxies add one) is no part of the text, as body.text() drops it too.
+        const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+        resolve({ status, headers: flat, text: bytes.toString('utf8', bom) });
       },
       onResponseError(_controller, error) {
         settled();

@@ -22,6 +22,10 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"partial":');
   },
+  '/bom': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]));
+  },
   '/later': (_req, res) => {
     res.writeHead(429, { 'retry-after': '3' });
     res.end('{"message":"slow down"}');
@@ -43,12 +47,14 @@ afterAll(async () => {
 });
 
 describe('the HTTP client', () => {
-  it('decodes a body whose characters span chunks, joins repeated headers, sends the key only where keyed', async () => {
+  it('decodes a body whose characters span chunks, drops a BOM, joins repeated headers, sends the key only where keyed', async () => {
     const keyed = createHttpClient({ userAgent: 'avalake/test', apiKey: 'k-123', keyedOrigins: [origin] });
     const answer = await keyed.send({ url: `${origin}/split?x=1` });
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text)).toEqual({ name: 'Avalanche ⛰ Ölçü' });
     expect(answer.headers['x-many']).toBe('a, b');
+    // A byte-order mark in front of the JSON is dropped.
+    expect(JSON.parse((await keyed.send({ url: `${origin}/bom` })).text)).toEqual({ a: 1 });
     expect(seen?.headers['x-data-api-key']).toBe('k-123');
     expect(seen?.headers['user-agent']).toBe('avalake/test');
     await keyed.close();
