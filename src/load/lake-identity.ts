@@ -33,9 +33,11 @@ export async function ensureLakeIdentity(catalog: Catalog, storage: LakeStorage)
  * are bound already; false when they are still to be (markLakeIdentity).
  */
 export async function checkLakeIdentity(catalog: Catalog, storage: LakeStorage): Promise<boolean> {
-  const marks = await storage.list(MARKS);
   const bound = await catalog.lakeBinding();
-  if (bound && marks.includes(bound.id)) return true;
+  // The catalog's own mark, looked for by name: on a bucket a HEAD, which a reader allowed only to get
+  // the lake's objects may make, where listing `_lake/` needs the right to list the bucket.
+  if (bound && (await storage.size(`${MARKS}/${bound.id}`)) !== undefined) return true;
+  const marks = await storage.list(MARKS);
   if (marks.length > 0)
     throw new LakeMismatchError(
       bound
