@@ -102,10 +102,10 @@ export interface CommitLog {
   /**
    * Folds every stream with at least `minRecords` records after its state (default FOLD_RECORDS), and
    * every stream with checks not yet durable. Snapshot confirmations stay in the state until
-   * HELD_CONFIRMATIONS are pending, unless `allConfirmations` (compaction of everything) moves them all
-   * to a file.
+   * HELD_CONFIRMATIONS are pending, except those of the streams in `confirmationsOut` (compaction of
+   * everything), which are moved to a file.
    */
-  fold(minRecords?: number, options?: { allConfirmations?: boolean }): Promise<void>;
+  fold(minRecords?: number, options?: { confirmationsOut?: readonly string[] }): Promise<void>;
   /** The store, for what the lake does beside commits (a catalog's leases). */
   readonly store: RecordStore;
   /** Where the files are. */
@@ -279,17 +279,18 @@ export function createCommitLog(
         await publishStaged(storage, record.stream, { ...file, staged: baseName(file.path) });
     },
 
-    async fold(minRecords = FOLD_RECORDS, { allConfirmations = false } = {}) {
+    async fold(minRecords = FOLD_RECORDS, { confirmationsOut = [] } = {}) {
+      const out = new Set(confirmationsOut);
       // A shared store's streams this writer committed to are read again alone: others may have added.
       const due = [...states.keys()].filter((stream) => {
         const n = unfolded.get(stream) ?? 0;
         if (n > 0 && (store.shared || n >= minRecords || heldChecks.has(stream))) return true;
-        return allConfirmations && pendingConfirmations(stateOf(stream)) > 0;
+        return out.has(stream) && pendingConfirmations(stateOf(stream)) > 0;
       });
       // Alone with its log, a writer folds a few streams at once: each fold waits on fsyncs, which the
       // file system can then serve together (a cron run folds every stream it checked as it closes).
       await eachLimited(due.length, store.shared ? 1 : FOLDS_AT_ONCE, (i) =>
-        foldStream(due[i] as string, minRecords, allConfirmations),
+        foldStream(due[i] as string, minRecords, out.has(due[i] as string)),
       );
     },
   };

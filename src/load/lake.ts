@@ -272,8 +272,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         if (result) results.push(result);
       }
       // Maintenance time: the commit log is folded too, however few records it has; compacting
-      // everything also moves the pending snapshot confirmations to a file.
-      await log.fold(1, { allConfirmations: mode === 'all' });
+      // everything also moves the streams' pending snapshot confirmations to a file.
+      await log.fold(1, { confirmationsOut: mode === 'all' ? (streams ?? log.streams()) : [] });
       return results;
     },
     async claim(stream, partition) {

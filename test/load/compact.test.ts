@@ -183,6 +183,26 @@ it('folds snapshot confirmations into at most a few Parquet files, every confirm
   );
 });
 
+it('compacting named streams moves only their pending confirmations to a file', async () => {
+  const l = await openTest();
+  const partition = PARTITIONS[0] as (typeof PARTITIONS)[number];
+  const other = `${STREAM}_other`;
+  for (const stream of [STREAM, other]) {
+    const flush = l.begin({ stream, partition, schema });
+    await flush.append([{ id: 0, amount: '1', note: 'snapshot' }]);
+    await flush.commit({ snapshotAt: 1_000, answer: 'same' });
+    await l.check(stream, partition, { confirmedAt: 2_000 });
+  }
+  await l.compact('all', [STREAM]);
+  const states = await readLakeState(dataDir);
+  const confirmationFiles = (stream: string) =>
+    (states.get(stream)?.files ?? []).filter((f) => f.table === 'confirmations').length;
+  const pending = (stream: string) =>
+    [...(states.get(stream)?.partitions.values() ?? [])].reduce((n, p) => n + p.confirmations.length, 0);
+  expect([confirmationFiles(STREAM), pending(STREAM)]).toEqual([1, 0]);
+  expect([confirmationFiles(other), pending(other)]).toEqual([0, 1]);
+});
+
 /** The compacting writer on this test's lake. */
 const compactingWriter = () => startWriter(writer, [dataDir]);
 
