@@ -31,12 +31,12 @@ afterAll(async () => {
 /** What the writers' recoveries did over the whole test: shows which instants the kills hit. */
 const recovered = { rolledForward: 0, discarded: 0 };
 
-async function runAndKill(dir: string, catalog: string): Promise<void> {
+async function runAndKill(dir: string, catalog: string, maxDelayMs = MAX_KILL_DELAY_MS): Promise<void> {
   const writer = startWriter(fixture, [dir, catalog], { AVALAKE_LEASE_SECONDS: String(LEASE_SECONDS) });
   const report = await writer.ready;
   recovered.rolledForward += report.rolledForward.length;
   recovered.discarded += report.discarded.length;
-  await sleep(Math.random() * MAX_KILL_DELAY_MS);
+  await sleep(Math.random() * maxDelayMs);
   await writer.kill();
 }
 
@@ -51,10 +51,11 @@ it(`with a catalog, loses and duplicates nothing when the writer is SIGKILLed ${
   // Each writer starts at once after the kill, while the killed one still looks alive: its staged
   // files wait, and the writer after the lease lapses rolls them forward or drops them.
   for (let i = 0; i < KILLS; i++) await runAndKill(dataDir, catalog);
-  // On a busy machine a writer may die in its first commit run after run: go on (to a bound) until
-  // every partition has a commit, so that the check below covers both.
+  // On a busy machine a writer may die before its first commit run after run (its first flush loads
+  // the Parquet encoder): go on, each writer living longer than the last, until every partition has a
+  // commit, so that the check below covers both.
   for (let more = 0; more < 2 * KILLS && !(await everyPartitionCommitted(dataDir, catalog)); more++)
-    await runAndKill(dataDir, catalog);
+    await runAndKill(dataDir, catalog, MAX_KILL_DELAY_MS * (2 + more));
   await sleep(LEASE_SECONDS * 1000 + 500);
 
   const l = await openLake({ dataDir, catalog });
