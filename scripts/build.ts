@@ -52,6 +52,22 @@ const lightStringWidth: Plugin = {
 };
 
 /**
+ * zod's namespace object `z` exports its 64 locales (`z.locales`), so no bundler can drop them: half of
+ * zod's bundled code, compiled by every command. avalake speaks English only, the locale zod sets itself,
+ * so zod's index of locales becomes one that holds English alone; `z.locales.fr` and the rest are then
+ * undefined in the built CLI.
+ */
+const englishOnlyZod: Plugin = {
+  name: 'english-only-zod',
+  setup(build) {
+    build.onLoad({ filter: /node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: "export { default as en } from './en.js';\n",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * The package.json of each package bundled in, so that installing another version of one makes the build
  * stale, as an edited source file does (a stat each, not one per file of the package).
  */
@@ -86,7 +102,7 @@ try {
     // native code or files of their own beside their JavaScript (DuckDB, parquet-wasm's wasm), those
     // loaded only by some commands (S3, Postgres) and the build tools stay in node_modules.
     external: [...EXTERNAL],
-    plugins: [lightStringWidth],
+    plugins: [lightStringWidth, englishOnlyZod],
     // The bundled packages' CommonJS (undici's) calls require for node's own modules. (A source module
     // declaring a top-level `require` of its own would clash with this one: the built CLI would not load.)
     banner: {
