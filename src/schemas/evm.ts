@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { party, price } from './avalanche.ts';
 import { lake } from './lake.ts';
+import { pureTransform } from './zod-def.ts';
 
 /**
  * Record fragments of the Data API's EVM listings (api-surfaces.md §2.7–§2.11), with the lake type of
@@ -70,13 +71,15 @@ export const nativeTokenBalance = z.object({
  * not JSON (metadata is whatever the token URI served) is kept as a JSON string rather than rejected.
  */
 const attributes = lake.json(
-  z.string().transform((text): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }),
+  z.string().transform(
+    pureTransform((text: string): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return text;
+      }
+    }),
+  ),
 );
 
 /** §2.10 the `metadata` of an ERC-721 token, as indexed from its token URI. */

@@ -19,6 +19,7 @@ export interface ZodDef {
   entries?: Record<string, unknown>;
   values?: unknown[];
   transform?: (value: unknown) => unknown;
+  coerce?: boolean;
 }
 
 /** A check attached to a schema (`.regex()`, `.min()`, `.refine()` and the like). */
@@ -43,3 +44,18 @@ export const defOf = (schema: z.ZodType): ZodDef => (schema as unknown as { _zod
 /** "optional" when the schema accepts a missing key. */
 export const optinOf = (schema: z.ZodType): string | undefined =>
   (schema as unknown as { _zod: { optin?: string } })._zod.optin;
+
+/** Transforms' functions that hand back the same value for the same input and use nothing else. */
+const pureTransforms = new WeakSet<(value: never) => unknown>([String, Number]);
+
+/**
+ * Marks a transform's function as pure: its output depends on its input alone (not on zod's context, not
+ * on the time, no state kept), so the quick record check (extract/strategies/record-check.ts) may call it
+ * itself, as zod would, rather than hand the record to zod.
+ */
+export function pureTransform<T extends (value: never) => unknown>(fn: T): T {
+  pureTransforms.add(fn);
+  return fn;
+}
+
+export const isPureTransform = (fn: (value: never) => unknown): boolean => pureTransforms.has(fn);

@@ -1,27 +1,34 @@
 import type { z } from 'zod';
 import { lakeMetaOf } from '../../schemas/lake.ts';
-import { defOf, optinOf, type ZodDef } from '../../schemas/zod-def.ts';
+import { defOf, isPureTransform, optinOf, type ZodDef } from '../../schemas/zod-def.ts';
 
 /**
  * A quick check of a record against a stream's zod schema, compiled once per schema, that answers "zod
- * would accept this record and hand back the same values": the record can then be used as it came,
- * without zod building a copy of it. Anything else (a record zod would reject, or one whose values zod
- * would change: a transform, a default filled in) is left to zod, which says what is wrong or makes the
- * copy. Most records are valid and untouched, so most records skip zod, and the garbage of its copies.
+ * would accept this record, and here are the values it would hand back": the record is then used itself,
+ * without zod building a copy of it. A field zod converts in a way the check can do too (a number sent
+ * as a string, an amount sent as a number, JSON text parsed by a pure function; see `pureTransform`) is
+ * converted in place, and only once the whole record has passed, so a record the check does not pass is
+ * left exactly as it came. Anything else (a record zod would reject, a default filled in, a conversion
+ * the check cannot do) is left to zod, which says what is wrong or makes the copy. Most records pass, so
+ * most records skip zod, and the garbage of its copies.
  *
- * What the check reads is what zod reads: the same type tests, the same formats, bounds and patterns
- * (the schema's own RegExp objects), the same refinement functions. Unknown keys are not looked at;
- * the lake's builders read the schema's keys only. A free-form JSON field (`lake.json`) is kept as text
- * of the value as given, so an object inside one is left to zod, which would drop its unknown keys.
- * test/extract/record-check.test.ts holds the check to zod on every stream's records and their mutants.
+ * What the check reads is what zod reads: the same type tests, coercions, formats, bounds and patterns
+ * (the schema's own RegExp objects), the same refinement and transform functions. Unknown keys are not
+ * looked at; the lake's builders read the schema's keys only. A free-form JSON field (`lake.json`) is
+ * kept as text of the value as given, so an object inside one is left to zod, which would drop its
+ * unknown keys. test/extract/record-check.test.ts holds the check to zod on every stream's records and
+ * their mutants.
  */
 export type RecordCheck = (record: unknown) => boolean;
 
-/** What a compiled node says of a value. */
-const REJECT = 0;
-const SAME = 1;
-/** Zod may accept it but would hand back something else (or the check cannot tell): ask zod. */
-const ASK = 2;
+/*
+ * A compiled node hands back the value zod would hand back for its input (the input itself when zod
+ * leaves it as it is), or one of these two, named REJECT and ASK in the generated code too.
+ */
+/** Zod rejects the value: a union tries its next option. */
+const REJECT = Symbol('reject');
+/** Zod may accept it, but the check cannot tell, or cannot make zod's value: ask zod. */
+const ASK = Symbol('ask');
 
 /** Node types whose check rejects undefined by itself: a missing key needs no test of its own. */
 const REJECTS_UNDEFINED = new Set(['string', 'number', 'boolean', 'enum', 'object', 'array']);
@@ -44,7 +51,10 @@ export function recordCheckOf(schema: z.ZodType): RecordCheck {
 /**
  * Compiles one function per schema node into one body, so that each field read is a named property
  * read at its own site (one record shape each, as in row-append.ts). Values from the schema (patterns,
- * enum sets, refinement functions) are passed in as constants, never written into the code.
+ * enum sets, refinement and transform functions) are passed in as constants, never written into the
+ * code. A field whose value zod would change is not written at once but noted in `writes` (object or
+ * array, key, value): a union whose option fails drops the notes that option made, and the record takes
+ * them all only once it has passed whole.
  */
 function compileRecordCheck(schema: z.ZodType): RecordCheck {
   const constants: unknown[] = [];
@@ -62,6 +72,11 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
     return `n${index}`;
   };
 
+  /** A field or element: its node's value, noted as a write when it is not the value read. */
+  const child = (fn: string, container: string, key: string) =>
+    `{ const x = ${container}[${key}]; const r = ${fn}(x); if (r === REJECT) return REJECT; ` +
+    `if (r === ASK) all = ASK; else if (r !== x) writes.push(${container}, ${key}, r); }`;
+
   const checksOf = (def: ZodDef, subject: 'number' | 'string' | 'array'): string[] | undefined => {
     const lines: string[] = [];
     for (const check of def.checks ?? []) {
@@ -71,37 +86,37 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
           if (c.format !== 'regex' || !c.pattern) return undefined;
           {
             const pattern = constant(c.pattern);
-            lines.push(`${pattern}.lastIndex = 0; if (!${pattern}.test(v)) return ${REJECT};`);
+            lines.push(`${pattern}.lastIndex = 0; if (!${pattern}.test(v)) return REJECT;`);
           }
           break;
         case 'number_format':
           if (c.format !== 'safeint') return undefined;
-          lines.push(`if (!Number.isSafeInteger(v)) return ${REJECT};`);
+          lines.push('if (!Number.isSafeInteger(v)) return REJECT;');
           break;
         case 'greater_than':
           if (subject !== 'number' || typeof c.value !== 'number') return undefined;
-          lines.push(`if (!(v ${c.inclusive ? '>=' : '>'} ${c.value})) return ${REJECT};`);
+          lines.push(`if (!(v ${c.inclusive ? '>=' : '>'} ${c.value})) return REJECT;`);
           break;
         case 'less_than':
           if (subject !== 'number' || typeof c.value !== 'number') return undefined;
-          lines.push(`if (!(v ${c.inclusive ? '<=' : '<'} ${c.value})) return ${REJECT};`);
+          lines.push(`if (!(v ${c.inclusive ? '<=' : '<'} ${c.value})) return REJECT;`);
           break;
         case 'min_length':
           if (subject === 'number' || typeof c.minimum !== 'number') return undefined;
-          lines.push(`if (v.length < ${c.minimum}) return ${REJECT};`);
+          lines.push(`if (v.length < ${c.minimum}) return REJECT;`);
           break;
         case 'max_length':
           if (subject === 'number' || typeof c.maximum !== 'number') return undefined;
-          lines.push(`if (v.length > ${c.maximum}) return ${REJECT};`);
+          lines.push(`if (v.length > ${c.maximum}) return REJECT;`);
           break;
         case 'length_equals':
           if (subject === 'number' || typeof c.length !== 'number') return undefined;
-          lines.push(`if (v.length !== ${c.length}) return ${REJECT};`);
+          lines.push(`if (v.length !== ${c.length}) return REJECT;`);
           break;
         case 'custom':
           if (typeof c.fn !== 'function') return undefined;
           // A refinement that throws is zod's to report.
-          lines.push(`try { if (!${constant(c.fn)}(v)) return ${REJECT}; } catch { return ${ASK}; }`);
+          lines.push(`try { if (!${constant(c.fn)}(v)) return REJECT; } catch { return ASK; }`);
           break;
         default:
           return undefined;
@@ -111,53 +126,62 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
   };
 
   const bodyOf = (def: ZodDef, inJson: boolean): string => {
-    const ask = `return ${ASK};`;
+    const ask = 'return ASK;';
     switch (def.type) {
       case 'string': {
         const checks = checksOf(def, 'string');
-        if (!checks) return ask;
-        return [`if (typeof v !== 'string') return ${REJECT};`, ...checks, `return ${SAME};`].join('\n');
+        if (!checks || def.coerce) return ask;
+        return ["if (typeof v !== 'string') return REJECT;", ...checks, 'return v;'].join('\n');
       }
       case 'number': {
         const checks = checksOf(def, 'number');
         if (!checks || (def.format !== undefined && def.format !== 'safeint')) return ask;
-        const integer = def.format === 'safeint' ? `if (!Number.isSafeInteger(v)) return ${REJECT};` : '';
         return [
-          `if (typeof v !== 'number' || !Number.isFinite(v)) return ${REJECT};`,
-          integer,
+          // z.coerce.number() reads any value as Number() does; zod keeps the value if that throws.
+          def.coerce ? 'try { v = Number(v); } catch {}' : '',
+          "if (typeof v !== 'number' || !Number.isFinite(v)) return REJECT;",
+          def.format === 'safeint' ? 'if (!Number.isSafeInteger(v)) return REJECT;' : '',
           ...checks,
-          `return ${SAME};`,
+          'return v;',
         ].join('\n');
       }
       case 'boolean':
-        return `return typeof v === 'boolean' ? ${SAME} : ${REJECT};`;
+        return def.coerce ? ask : "return typeof v === 'boolean' ? v : REJECT;";
       case 'unknown':
       case 'any':
-        return `return ${SAME};`;
+        return 'return v;';
       case 'enum':
-        return `return ${constant(new Set(Object.values(def.entries ?? {})))}.has(v) ? ${SAME} : ${REJECT};`;
+        return `return ${constant(new Set(Object.values(def.entries ?? {})))}.has(v) ? v : REJECT;`;
       case 'literal':
-        return `return ${constant(new Set(def.values ?? []))}.has(v) ? ${SAME} : ${REJECT};`;
+        return `return ${constant(new Set(def.values ?? []))}.has(v) ? v : REJECT;`;
       case 'optional':
-        return `if (v === undefined) return ${SAME};\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
+        return `if (v === undefined) return v;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
       case 'nullable':
-        return `if (v === null) return ${SAME};\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
+        return `if (v === null) return v;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
       case 'default':
       case 'prefault':
-        // Zod fills in the default for undefined: a different value.
-        return `if (v === undefined) return ${ASK};\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
+        // Zod fills in the default for undefined: a key the record does not have.
+        return `if (v === undefined) return ASK;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
       case 'pipe': {
-        // The output of `in` goes to `out`; when `in` hands back the value itself, `out` checks it too.
+        // What `in` hands back goes to `out`. A value with writes still waiting inside it (an object
+        // whose field converts) is not yet what `out` would be given: zod's to do.
         const first = node(def.in as z.ZodType, inJson);
         const second = node(def.out as z.ZodType, inJson);
-        return `const r = ${first}(v);\nreturn r === ${SAME} ? ${second}(v) : r;`;
+        return [
+          'const mark = writes.length;',
+          `const r = ${first}(v);`,
+          'if (r === REJECT || r === ASK) return r;',
+          `return writes.length === mark ? ${second}(r) : ASK;`,
+        ].join('\n');
       }
       case 'union': {
-        // Zod takes the first option that accepts: an option that cannot tell decides for zod.
+        // Zod takes the first option that accepts: an option that cannot tell decides for zod. An
+        // option that rejects takes back the writes it noted.
         const options = (def.options ?? []).map((o) => node(o, inJson));
         return [
-          ...options.map((o) => `{ const r = ${o}(v); if (r !== ${REJECT}) return r; }`),
-          `return ${REJECT};`,
+          'const mark = writes.length;',
+          ...options.map((o) => `{ const r = ${o}(v); if (r !== REJECT) return r; writes.length = mark; }`),
+          'return REJECT;',
         ].join('\n');
       }
       case 'array': {
@@ -165,42 +189,39 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
         if (!checks) return ask;
         const element = node(def.element as z.ZodType, inJson);
         return [
-          `if (!Array.isArray(v)) return ${REJECT};`,
+          'if (!Array.isArray(v)) return REJECT;',
           ...checks,
-          'let all = 1;',
-          `for (let i = 0; i < v.length; i++) { const r = ${element}(v[i]); if (r === ${REJECT}) return ${REJECT}; if (r === ${ASK}) all = ${ASK}; }`,
+          'let all = v;',
+          `for (let i = 0; i < v.length; i++) ${child(element, 'v', 'i')}`,
           'return all;',
         ].join('\n');
       }
       case 'object': {
         if ((def.checks ?? []).length > 0) return ask;
-        const lines = [`if (typeof v !== 'object' || v === null || Array.isArray(v)) return ${REJECT};`];
+        const lines = ["if (typeof v !== 'object' || v === null || Array.isArray(v)) return REJECT;"];
         // Inside a JSON field the value is stored as given, and zod's copy drops unknown keys.
-        if (inJson) lines.push(`return ${ASK};`);
+        if (inJson) lines.push('return ASK;');
         else {
-          lines.push('let all = 1;');
+          lines.push('let all = v;');
           for (const [key, field] of Object.entries(def.shape ?? {})) {
             const name = JSON.stringify(key);
             // Zod requires a key to be present unless its schema is optional (optional, default): a
             // schema that takes undefined as a value (unknown, any) still rejects the key missing.
             if (!REJECTS_UNDEFINED.has(defOf(field).type) && optinOf(field) !== 'optional')
-              lines.push(`if (!(${name} in v)) return ${REJECT};`);
-            lines.push(
-              `{ const r = ${node(field, inJson)}(v[${name}]); if (r === ${REJECT}) return ${REJECT}; if (r === ${ASK}) all = ${ASK}; }`,
-            );
+              lines.push(`if (!(${name} in v)) return REJECT;`);
+            lines.push(child(node(field, inJson), 'v', name));
           }
           // Zod's copy drops a key the shape does not name: the record as it came is not that copy (a
           // version hash of it would differ, and change with a field avalake does not keep).
           const known = constant(new Set(Object.keys(def.shape ?? {})));
-          lines.push(`for (const key in v) if (!${known}.has(key)) return ${ASK};`, 'return all;');
+          lines.push(`for (const key in v) if (!${known}.has(key)) return ASK;`, 'return all;');
         }
         return lines.join('\n');
       }
       case 'transform':
-        // String of a string and Number of a number hand back the value itself; any other transform,
-        // or these of another type, makes a new value.
-        if (def.transform === String) return `return typeof v === 'string' ? ${SAME} : ${ASK};`;
-        if (def.transform === Number) return `return typeof v === 'number' ? ${SAME} : ${ASK};`;
+        // A function known to be pure is called as zod would call it; one that throws is zod's to report.
+        if (def.transform && isPureTransform(def.transform))
+          return `try { return ${constant(def.transform)}(v); } catch { return ASK; }`;
         return ask;
       default:
         // date, record, catch, …: zod's to do.
@@ -210,6 +231,17 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
 
   const root = node(schema, false);
   const names = constants.map((_, i) => `k${i}`).join(', ');
-  const source = `const [${names}] = constants;\n${functions.join('\n')}\nreturn (record) => ${root}(record) === ${SAME};`;
-  return new Function('constants', source)(constants) as RecordCheck;
+  const source = [
+    `const [REJECT, ASK, ${names}] = constants;`,
+    'const writes = [];',
+    ...functions,
+    'return (record) => {',
+    `  const r = ${root}(record);`,
+    '  const passed = r === record;',
+    '  if (passed) for (let i = 0; i < writes.length; i += 3) writes[i][writes[i + 1]] = writes[i + 2];',
+    '  writes.length = 0;',
+    '  return passed;',
+    '};',
+  ].join('\n');
+  return new Function('constants', source)([REJECT, ASK, ...constants]) as RecordCheck;
 }

@@ -109,7 +109,8 @@ export function anyRecord(
 
 /**
  * Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects.
- * A record the quick check passes (record-check.ts) is used as it came; zod parses the others.
+ * A record the quick check passes (record-check.ts) is used itself, any field zod would convert
+ * converted in place; zod parses the others.
  */
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
