@@ -33,6 +33,44 @@ it('leaves out what JSON leaves out, and writes what JSON cannot as JSON.stringi
   expect(canonicalJson('a"b')).toBe('"a\\"b"');
 });
 
+/** JSON.stringify of a copy whose objects have their keys inserted in sorted order: what canonical means. */
+function sortedStringify(value: unknown): string {
+  const sorted = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(sorted);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+    );
+  };
+  return JSON.stringify(sorted(value));
+}
+
+it('writes every number, string and key exactly as JSON.stringify does', () => {
+  const odd = {
+    numbers: [
+      0,
+      -0,
+      1.5,
+      -2e-7,
+      1e21,
+      123456789012345680000,
+      Number.MAX_SAFE_INTEGER,
+      NaN,
+      Infinity,
+      -Infinity,
+    ],
+    strings: ['', 'quote " and \\ back', 'line\nbreak\ttab', '\u0001\u001f', 'é ☃ 😀', '\ud800 lone'],
+    'key "quoted"': { '\u00e9': 1, Z: 4, a: 5, '': 6, 'b c': 7 },
+    nested: [[], {}, [null, true, false], { x: [{ y: 'z' }] }],
+  };
+  expect(canonicalJson(odd)).toBe(sortedStringify(odd));
+  expect(canonicalJson(reversed(odd))).toBe(sortedStringify(odd));
+  // Keys that look like array indexes sort as text too (an object lists them first, in numeric order).
+  expect(canonicalJson({ 9: 'a', 10: 'b', x: 'c', '': 'd' })).toBe('{"":"d","10":"b","9":"a","x":"c"}');
+});
+
 it('a source that lists its fields in another order changes nothing in the lake', async () => {
   const emulator: Emulator = await startEmulator();
   try {

@@ -10,17 +10,48 @@ export function canonicalJson(value: unknown): string {
   return write(value) ?? 'null';
 }
 
+// Built by concatenation, keys quoted once per name: a snapshot's every record is written this way on
+// every run (its answer's hash), and arrays of parts joined cost twice as much.
 function write(value: unknown): string | undefined {
-  if (typeof value === 'bigint') return JSON.stringify(value.toString());
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return `"${value}"`;
+    case 'object':
+      break;
+    default:
+      return undefined; // undefined, a function, a symbol
+  }
+  if (value === null) return 'null';
   const withJson = value as { toJSON?: () => unknown };
   if (typeof withJson.toJSON === 'function') return write(withJson.toJSON());
-  if (Array.isArray(value)) return `[${value.map((item) => write(item) ?? 'null').join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += `${i > 0 ? ',' : ''}${write(value[i]) ?? 'null'}`;
+    return `${out}]`;
+  }
   const record = value as Record<string, unknown>;
-  const members: string[] = [];
+  let out = '{';
   for (const key of Object.keys(record).sort()) {
     const text = write(record[key]);
-    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+    if (text !== undefined) out += `${out.length > 1 ? ',' : ''}${quotedKey(key)}:${text}`;
   }
-  return `{${members.join(',')}}`;
+  return `${out}}`;
+}
+
+/** Keys as JSON strings, remembered: records repeat their schema's few names (bounded, for any others). */
+const quotedKeys = new Map<string, string>();
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < 4096) quotedKeys.set(key, quoted);
+  }
+  return quoted;
 }
