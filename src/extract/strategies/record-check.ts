@@ -64,20 +64,11 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
     return `k${constants.length - 1}`;
   };
 
-  // A schema used in many places (an amount, a UTXO, a transaction type in several unions) gets one
-  // function, not one per place: the transaction listings' sources were 50-64 KB each, and compiling
-  // them was 30 ms of every extract's start.
-  const emitted = [new Map<z.ZodType, string>(), new Map<z.ZodType, string>()];
-
-  /** Emits the function of a node, once per schema and JSON context, and returns its name. */
+  /** Emits the function of a node and returns its name. */
   const node = (s: z.ZodType, inJson: boolean): string => {
-    const json = inJson || isJson(s);
-    const seen = emitted[json ? 1 : 0] as Map<z.ZodType, string>;
-    const known = seen.get(s);
-    if (known) return known;
     const index = functions.push('') - 1;
-    seen.set(s, `n${index}`);
-    functions[index] = `function n${index}(v) {\n${bodyOf(defOf(s), json)}\n}`;
+    const body = bodyOf(defOf(s), inJson || isJson(s));
+    functions[index] = `function n${index}(v) {\n${body}\n}`;
     return `n${index}`;
   };
 
