@@ -2,7 +2,7 @@ import type { z } from 'zod';
 
 /**
  * What avalake reads of a zod schema's definition to compile code from it: the lake's columns
- * (load/columns.ts) and the quick record check (extract/strategies/record-check.ts). These are zod's
+ * (load/columns.ts) and the quick record check (schemas/record-check.ts). These are zod's
  * internals (`_zod.def`, `_zod.optin`), not its documented API, so package.json pins zod's exact version;
  * the tests of both, over every stream's schema, are the first to fail if a release moves them.
  */
@@ -12,6 +12,12 @@ export interface ZodDef {
   checks?: ZodCheck[];
   shape?: Record<string, z.ZodType>;
   element?: z.ZodType;
+  /** A record's schemas of its keys and values. */
+  keyType?: z.ZodType;
+  valueType?: z.ZodType;
+  /** A tuple's items, and the schema of any elements after them. */
+  items?: z.ZodType[];
+  rest?: z.ZodType | null;
   options?: z.ZodType[];
   innerType?: z.ZodType;
   in?: z.ZodType;
@@ -50,7 +56,7 @@ const pureTransforms = new WeakSet<(value: never) => unknown>([String, Number]);
 
 /**
  * Marks a transform's function as pure: its output depends on its input alone (not on zod's context, not
- * on the time, no state kept), so the quick record check (extract/strategies/record-check.ts) may call it
+ * on the time, no state kept), so the quick record check (schemas/record-check.ts) may call it
  * itself, as zod would, rather than hand the record to zod.
  */
 export function pureTransform<T extends (value: never) => unknown>(fn: T): T {

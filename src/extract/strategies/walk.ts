@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Reject } from '../../load/index.ts';
+import { recordCheckOf } from '../../schemas/record-check.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { PageRequest, Partition, StreamDefinition } from '../stream.ts';
-import { recordCheckOf } from './record-check.ts';
 
 /**
  * One step of a walk: the records to append (checked), the rejects, and the checkpoint that holds once
@@ -109,7 +109,7 @@ export function anyRecord(
 
 /**
  * Checks one page's records against the stream's schema: the good ones parsed, the bad ones as rejects.
- * A record the quick check passes (record-check.ts) is used itself, any field zod would convert
+ * A record the quick check passes (schemas/record-check.ts) is used itself, any field zod would convert
  * converted in place; zod parses the others.
  */
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {

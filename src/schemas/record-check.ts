@@ -1,23 +1,23 @@
 import type { z } from 'zod';
-import { lakeMetaOf } from '../../schemas/lake.ts';
-import { defOf, isPureTransform, optinOf, type ZodDef } from '../../schemas/zod-def.ts';
+import { lakeMetaOf } from './lake.ts';
+import { defOf, isPureTransform, optinOf, type ZodDef } from './zod-def.ts';
 
 /**
- * A quick check of a record against a stream's zod schema, compiled once per schema, that answers "zod
- * would accept this record, and here are the values it would hand back": the record is then used itself,
- * without zod building a copy of it. A field zod converts in a way the check can do too (a number sent
- * as a string, an amount sent as a number, JSON text parsed by a pure function; see `pureTransform`) is
- * converted in place, and only once the whole record has passed, so a record the check does not pass is
- * left exactly as it came. Anything else (a record zod would reject, a default filled in, a conversion
- * the check cannot do) is left to zod, which says what is wrong or makes the copy. Most records pass, so
- * most records skip zod, and the garbage of its copies.
+ * A quick check of a record against a zod schema (a stream's, or the commit log's states and records),
+ * compiled once per schema, that answers "zod would accept this record, and here are the values it would
+ * hand back": the record is then used itself, without zod building a copy of it. A field zod converts in
+ * a way the check can do too (a number sent as a string, an amount sent as a number, JSON text parsed by
+ * a pure function; see `pureTransform`) is converted in place, and only once the whole record has
+ * passed, so a record the check does not pass is left exactly as it came. Anything else (a record zod
+ * would reject, a default filled in, a conversion the check cannot do) is left to zod, which says what
+ * is wrong or makes the copy. Most records pass, so most records skip zod, and the garbage of its copies.
  *
  * What the check reads is what zod reads: the same type tests, coercions, formats, bounds and patterns
- * (the schema's own RegExp objects), the same refinement and transform functions. Unknown keys are not
- * looked at; the lake's builders read the schema's keys only. A free-form JSON field (`lake.json`) is
- * kept as text of the value as given, so an object inside one is left to zod, which would drop its
- * unknown keys. test/extract/record-check.test.ts holds the check to zod on every stream's records and
- * their mutants.
+ * (the schema's own RegExp objects), the same refinement and transform functions. An object with a key
+ * its schema does not name is left to zod, whose copy drops the key. A free-form JSON field
+ * (`lake.json`) is kept as text of the value as given, so an object inside one is left to zod too.
+ * test/schemas/record-check.test.ts holds the check to zod on every stream's records and their mutants,
+ * test/load/stored-check.test.ts on the commit log's.
  */
 export type RecordCheck = (record: unknown) => boolean;
 
@@ -217,6 +217,34 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
           lines.push(`for (const key in v) if (!${known}.has(key)) return ASK;`, 'return all;');
         }
         return lines.join('\n');
+      }
+      case 'record': {
+        // A record with string keys: zod's copy holds the same keys, each with its value's value. Zod
+        // takes a plain object only (its test, simplified: an object of another kind is zod's to judge),
+        // and leaves out a key `__proto__` and counts symbol keys: zod's to do as well.
+        const key = defOf(def.keyType as z.ZodType);
+        if (key.type !== 'string' || key.coerce || (key.checks ?? []).length > 0) return ask;
+        const value = node(def.valueType as z.ZodType, inJson);
+        return [
+          "if (typeof v !== 'object' || v === null || Array.isArray(v)) return REJECT;",
+          'const proto = Object.getPrototypeOf(v);',
+          'if (proto !== Object.prototype && proto !== null) return ASK;',
+          'if (Object.getOwnPropertySymbols(v).length > 0) return ASK;',
+          'let all = v;',
+          "for (const key in v) { if (key === '__proto__') return ASK; " + `${child(value, 'v', 'key')} }`,
+          'return all;',
+        ].join('\n');
+      }
+      case 'tuple': {
+        // Fixed items only: an optional item or a rest makes the lengths zod takes a range.
+        const items = def.items ?? [];
+        if (def.rest || items.some((item) => optinOf(item) !== undefined)) return ask;
+        return [
+          `if (!Array.isArray(v) || v.length !== ${items.length}) return REJECT;`,
+          'let all = v;',
+          ...items.map((item, i) => child(node(item, inJson), 'v', String(i))),
+          'return all;',
+        ].join('\n');
       }
       case 'transform':
         // A function known to be pure is called as zod would call it; one that throws is zod's to report.

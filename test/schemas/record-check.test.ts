@@ -4,11 +4,11 @@ import type { z } from 'zod';
 import type { Emulator } from '../../src/emulator/index.ts';
 import type { HttpClient } from '../../src/extract/http.ts';
 import { canonicalJson } from '../../src/extract/strategies/canonical-json.ts';
-import { recordCheckOf } from '../../src/extract/strategies/record-check.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { createBatchBuilder } from '../../src/load/batch-builder.ts';
 import { createColumnBuilder } from '../../src/load/builders.ts';
 import { lakeColumnsOf } from '../../src/load/columns.ts';
+import { recordCheckOf } from '../../src/schemas/record-check.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
