@@ -231,7 +231,7 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
           'if (proto !== Object.prototype && proto !== null) return ASK;',
           'if (Object.getOwnPropertySymbols(v).length > 0) return ASK;',
           'let all = v;',
-          "for (const key in v) { if (key === '__proto__') return ASK; " + `${child(value, 'v', 'key')} }`,
+          `for (const key in v) { if (key === '__proto__') return ASK; ${child(value, 'v', 'key')} }`,
           'return all;',
         ].join('\n');
       }
