@@ -37,6 +37,11 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
   const answer = answerHash(resumed?.answer);
   let pageToken = resumed?.pageToken;
   let mayRestart = resumed !== undefined;
+  // Most runs of a cron find a snapshot as it was, and store no rows of it. A snapshot read in one go
+  // holds its records back until the answer is known to have changed, so an unchanged one never builds
+  // rows only to throw them away. Up to a bound: past it, the records go on to the flush as they come
+  // (and the runner throws the flush away if the answer turns out the same).
+  const held = stream.resumable ? undefined : new HeldRecords(Math.min(ctx.pipeline.flush.rows, HOLD_ROWS));
   // A snapshot reads every page of its answer: the next one is asked for as soon as its token is known.
   const pager = createPager(ctx.fetchPage);
   for (;;) {
@@ -56,8 +61,9 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
     const { valid, rejects } = checkRecords(stream, body);
     answer.addPage(valid, rejects);
     const done = { snapshotAt: at, answer: answer.value() };
+    const rows = valid.map((record) => ({ ...record, ...stamp }));
     yield {
-      append: valid.map((record) => ({ ...record, ...stamp })),
+      append: held ? held.pass(rows, rejects.length, pageToken ? undefined : done, ctx.checkpoint) : rows,
       rejects,
       checkpoint: !pageToken
         ? done
@@ -66,6 +72,40 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
           : undefined,
     };
     if (!pageToken) return;
+  }
+}
+
+/** The most records a snapshot holds back (see HeldRecords), whatever the flush size. */
+const HOLD_ROWS = 10_000;
+
+/**
+ * A snapshot's rows held back until its last page: then handed on if the answer changed (or any record
+ * was rejected: the runner commits those), dropped if it is the committed one. Past `limit` rows they
+ * are handed on at once, and every page after them as it comes.
+ */
+class HeldRecords {
+  private rows: Record<string, unknown>[] = [];
+  private holding = true;
+  private rejected = false;
+
+  constructor(private readonly limit: number) {}
+
+  /** The rows to append now, of a page's rows; `done` is the checkpoint of the last page. */
+  pass(
+    page: Record<string, unknown>[],
+    rejects: number,
+    done: Record<string, unknown> | undefined,
+    committed: Readonly<Record<string, unknown>> | undefined,
+  ): Record<string, unknown>[] {
+    this.rejected ||= rejects > 0;
+    if (!this.holding) return page;
+    for (const row of page) this.rows.push(row);
+    if (done === undefined && this.rows.length < this.limit) return [];
+    const rows = this.rows;
+    this.rows = [];
+    this.holding = false;
+    // Read in one go, nothing of it was committed along the way.
+    return done !== undefined && !this.rejected && isUnchangedAnswer(committed, done, false) ? [] : rows;
   }
 }
 
