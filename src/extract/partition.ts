@@ -145,10 +145,10 @@ export async function extractPartition(work: PartitionWork) {
     if (
       reached !== undefined &&
       // A full refresh has no committed answer to compare with.
-      isUnchangedAnswer(checkpoint, reached, commits > 0) &&
-      sealed.rejected === 0
+      isUnchangedAnswer(checkpoint, reached, commits > 0)
     ) {
-      // The same answer as last time: no rows, only the time at which it was still true.
+      // The same answer as last time: no rows, only the time at which it was still true. Its rejects
+      // too were committed with it the first time; writing them again would add a copy every run.
       commits++;
       run = async () => {
         await sealed.abort();

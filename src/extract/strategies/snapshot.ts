@@ -63,7 +63,7 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
     const done = { snapshotAt: at, answer: answer.value() };
     const rows = valid.map((record) => ({ ...record, ...stamp }));
     yield {
-      append: held ? held.pass(rows, rejects.length, pageToken ? undefined : done, ctx.checkpoint) : rows,
+      append: held ? held.pass(rows, pageToken ? undefined : done, ctx.checkpoint) : rows,
       rejects,
       checkpoint: !pageToken
         ? done
@@ -79,25 +79,22 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
 const HOLD_ROWS = 10_000;
 
 /**
- * A snapshot's rows held back until its last page: then handed on if the answer changed (or any record
- * was rejected: the runner commits those), dropped if it is the committed one. Past `limit` rows they
- * are handed on at once, and every page after them as it comes.
+ * A snapshot's rows held back until its last page: then handed on if the answer changed, dropped if it
+ * is the committed one (as the runner would drop them). Past `limit` rows they are handed on at once,
+ * and every page after them as it comes.
  */
 class HeldRecords {
   private rows: Record<string, unknown>[] = [];
   private holding = true;
-  private rejected = false;
 
   constructor(private readonly limit: number) {}
 
   /** The rows to append now, of a page's rows; `done` is the checkpoint of the last page. */
   pass(
     page: Record<string, unknown>[],
-    rejects: number,
     done: Record<string, unknown> | undefined,
     committed: Readonly<Record<string, unknown>> | undefined,
   ): Record<string, unknown>[] {
-    this.rejected ||= rejects > 0;
     if (!this.holding) return page;
     for (const row of page) this.rows.push(row);
     if (done === undefined && this.rows.length < this.limit) return [];
@@ -105,7 +102,7 @@ class HeldRecords {
     this.rows = [];
     this.holding = false;
     // Read in one go, nothing of it was committed along the way.
-    return done !== undefined && !this.rejected && isUnchangedAnswer(committed, done, false) ? [] : rows;
+    return done !== undefined && isUnchangedAnswer(committed, done, false) ? [] : rows;
   }
 }
 
