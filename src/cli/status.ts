@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
   isObjectStorage,
   LakeCorruptError,
@@ -125,8 +126,8 @@ export function checkpointText(checkpoint: Readonly<Record<string, unknown>> | n
   if (checkpoint === null) return '-';
   const parts: string[] = [];
   for (const [key, value] of Object.entries(checkpoint)) {
-    // The boundary keys and a snapshot's answer hash are bookkeeping.
-    if (key === 'boundary' || key === 'answer') continue;
+    // The boundary keys, a snapshot's answer hash and the rejects already written are bookkeeping.
+    if (key === 'boundary' || key === 'answer' || key === KNOWN_REJECTS) continue;
     if (key === 'window' || key === 'reading') parts.push('paging');
     else if (typeof value === 'number') parts.push(`${key}=${timeOrNumber(value)}`);
     else if (typeof value === 'string') parts.push(`${key}=${keyText(value)}`);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Lake, type Observation, partitionId } from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
+import { knownRejectsOf } from './known-rejects.ts';
 import type { Logger } from './log.ts';
 import { historyEnd, type Pipeline } from './pipeline.ts';
 import type { ProgressSink } from './progress.ts';
@@ -80,7 +81,8 @@ export async function extractPartition(work: PartitionWork) {
   const { stream, partition, lake, pipeline } = work;
   const started = Date.now();
   const schema = lakeSchemaOf(stream);
-  const checkpoint = work.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition);
+  const known = knownRejectsOf(work.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition));
+  const { checkpoint } = known;
   let requests = 0;
   let total: number | undefined;
   // What the walk sees of the source's time, for freshness: its clock, and the newest record time reached.
@@ -162,8 +164,9 @@ export async function extractPartition(work: PartitionWork) {
     } else {
       commits++;
       committed = JSON.stringify(reached);
+      const stored = known.attach(reached);
       run = async () => {
-        await sealed.commit(reached, seen);
+        await sealed.commit(stored, seen);
         rows += sealed.rows;
         rejects += sealed.rejected;
       };
@@ -205,9 +208,10 @@ export async function extractPartition(work: PartitionWork) {
       next?.catch(() => undefined);
       if (commitFailed) break;
       await toFlush(() => flush.append(step.append));
-      if (step.rejects.length > 0) await toFlush(() => flush.reject(step.rejects));
+      const rejected = known.fresh(step.rejects);
+      if (rejected.length > 0) await toFlush(() => flush.reject(rejected));
       fetched += step.append.length;
-      fetchedRejects += step.rejects.length;
+      fetchedRejects += rejected.length;
       if (step.newestAt !== undefined) newestAt = Math.max(newestAt ?? step.newestAt, step.newestAt);
       work.progress({
         kind: 'page',
