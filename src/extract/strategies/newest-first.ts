@@ -126,7 +126,7 @@ async function* walkOnce(
     }
     const nextToken = nextTokenOf(body);
     if (nextToken && !mayEndAt(stream.records(body), window)) await pager.ahead(request, nextToken);
-    const { valid, rejects } = checkRecords(stream, body);
+    const { valid, rejects, rejected } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {
       ...(since !== undefined ? { since } : {}),
@@ -141,8 +141,27 @@ async function* walkOnce(
     };
     const seenOpen = new Set(w.seenOpen);
     let belowFloor = false;
+    // A listed record that fails its schema is not appended, but it was listed all the same: the head,
+    // or a record still open (above the head too: the head is the newest valid record), counts as met,
+    // else the walk would read on to the listing's end every run looking for it. One still open stays
+    // open with the version committed, so a run that finds it valid again appends it. Inside a stretch
+    // to skip, the stretch's own keys lead.
+    let nextRejected = 0;
+    const meetRejected = (before: number) => {
+      for (; rejected[nextRejected]?.before === before; nextRejected++) {
+        const key = w.skip.length > 0 ? undefined : rawKeyOf(stream, rejected[nextRejected]?.record);
+        if (key === undefined) continue;
+        if (!w.passedHead && key === head) w.passedHead = true;
+        if (key in open) {
+          seenOpen.add(key);
+          w.newOpen[key] ??= open[key] as string;
+        }
+      }
+    };
 
-    for (const record of valid) {
+    for (let index = 0; index < valid.length; index++) {
+      meetRejected(index);
+      const record = valid[index] as Record<string, unknown>;
       const key = keyOf(stream.primaryKey, record);
       const newest = first;
       first = false;
@@ -185,6 +204,7 @@ async function* walkOnce(
       }
     }
 
+    if (!belowFloor) meetRejected(valid.length);
     w.seenOpen = [...seenOpen];
     const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
     const pageToken = nextToken;
@@ -247,6 +267,13 @@ function trackOpen(
 ) {
   // The version hash costs a SHA-256 of the record: only for records that may still change.
   if (stream.isFinal && !stream.isFinal(record, { newest })) w.newOpen[key] = version ?? versionOf(record);
+}
+
+/** The key of a listed record that failed its schema, if it is a record at all. */
+function rawKeyOf(stream: NewestFirstStream<z.ZodObject>, record: unknown): string | undefined {
+  return typeof record === 'object' && record !== null
+    ? keyOf(stream.primaryKey, record as Record<string, unknown>)
+    : undefined;
 }
 
 const sinceOf = (state: NewestFirstCheckpoint) => (state.since !== undefined ? { since: state.since } : {});

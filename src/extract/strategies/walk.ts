@@ -115,6 +115,8 @@ export function anyRecord(
 export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>, body: unknown) {
   const valid: z.output<S>[] = [];
   const rejects: Reject[] = [];
+  /** The rejected records themselves, in the order of `rejects`, each with the index in `valid` it preceded. */
+  const rejected: { record: unknown; before: number }[] = [];
   const quick = recordCheckOf(stream.schema);
   for (const raw of stream.records(body)) {
     if (quick(raw)) {
@@ -123,13 +125,15 @@ export function checkRecords<S extends z.ZodObject>(stream: StreamDefinition<S>,
     }
     const parsed = stream.schema.safeParse(raw);
     if (parsed.success) valid.push(parsed.data);
-    else
+    else {
+      rejected.push({ record: raw, before: valid.length });
       rejects.push({
         raw: JSON.stringify(raw) ?? 'undefined',
         reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; '),
       });
+    }
   }
-  return { valid, rejects };
+  return { valid, rejects, rejected };
 }
 
 /** The `nextPageToken` of a Data/Metrics API page, if any. */
