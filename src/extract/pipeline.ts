@@ -45,9 +45,16 @@ const historyBound = z
   })
   // Note: "Nd" is measured from the clock when the pipeline is read, i.e. when a run begins.
   .refine((bound) => (boundAt(bound, Date.now() / 1000) ?? 0) >= EARLIEST_HISTORY_UNIX, {
-    error: () =>
-      `a date from ${EARLIEST_HISTORY} on (Avalanche's launch: there is no older history), ` +
-      `or at most ${Math.floor((Date.now() / 1000 - EARLIEST_HISTORY_UNIX) / 86_400)} days back such as "30d"`,
+    error: () => {
+      const daysSince = Math.floor((Date.now() / 1000 - EARLIEST_HISTORY_UNIX) / 86_400);
+      // A clock before the launch makes every bound too old: the clock is what to fix, not the bound.
+      if (daysSince < 0)
+        return `a date from ${EARLIEST_HISTORY} on, but this machine's clock reads ${new Date().toISOString().slice(0, 10)}, before Avalanche's launch: set the clock right`;
+      return (
+        `a date from ${EARLIEST_HISTORY} on (Avalanche's launch: there is no older history), ` +
+        `or at most ${daysSince} days back such as "30d"`
+      );
+    },
   });
 
 /**

@@ -3,7 +3,7 @@ import { createServer, request, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compact } from '../../src/cli/compact.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { PRIMARY_CHAINS } from '../../src/emulator/world/networks.ts';
@@ -220,6 +220,26 @@ describe('configuration mistakes name their input: exit 2, nothing written', () 
     expectClean(out);
     expect(existsSync(w.dataDir)).toBe(false);
     rmSync(w.dir, { recursive: true, force: true });
+  });
+});
+
+describe('a clock before Avalanche existed', () => {
+  it('is named as what to fix, not the start', async () => {
+    const w = workspace({ ...basePipeline(), start: '30d' });
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.parse('1970-01-02T00:00:00Z') });
+    try {
+      const out = await runExtract({ pipeline: w.pipelinePath, dataDir: w.dataDir });
+      expect(out.code, out.stderr).toBe(2);
+      expect(out.stderr).toMatch(
+        /start: got "30d"; expected a date from 2020-09-01 on, but this machine's clock reads 1970-01-02, before Avalanche's launch: set the clock right/,
+      );
+      expect(out.stderr).not.toMatch(/-\d+ days/);
+      expectClean(out);
+      expect(existsSync(w.dataDir)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+      rmSync(w.dir, { recursive: true, force: true });
+    }
   });
 });
 
