@@ -4,6 +4,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { acquireLock, fsyncFile, isObjectStorage, type LockOptions, mkdirDurable } from '../load/index.ts';
 import { syncConfirmations } from './confirmations.ts';
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
+import { defineWarehouseFunctions } from './functions.ts';
 import {
   applyDelta,
   applyIncrementalAfter,
@@ -174,6 +175,7 @@ async function buildAside(
       await syncConfirmations(db, lake);
       await writePartitions(db, lake);
       await ensureBookkeeping(db);
+      await defineWarehouseFunctions(db);
       await attachScratch(db);
       const present = await warehouseObjects(db);
       if (!partial)

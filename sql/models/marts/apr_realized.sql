@@ -200,6 +200,7 @@ measured as (
     select
         * exclude (delegation_gross_navax),
         reward_navax > 0 as is_rewarded,
+        reward_navax + coalesce(fee_income_navax, 0) as reward_with_fees_navax,
         case staking_kind
             when 'validation' then reward_navax
             else coalesce(delegation_gross_navax, case when reward_navax = 0 then 0 end)
@@ -225,22 +226,11 @@ final as (
         reward_navax,
         fee_income_navax,
         gross_reward_navax,
-        -- Note: DuckDB divides DECIMALs as DOUBLE; integer division keeps the rate exact to its last digit.
-        cast(
-            (cast(reward_navax as hugeint) * 31536000 * 1000000000000)
-                // (cast(amount_staked_navax as hugeint) * staking_seconds)
-            as decimal(38, 0)
-        ) * 0.000000000001 as apr,
-        cast(
-            (cast(reward_navax + coalesce(fee_income_navax, 0) as hugeint) * 31536000 * 1000000000000)
-                // (cast(amount_staked_navax as hugeint) * staking_seconds)
-            as decimal(38, 0)
-        ) * 0.000000000001 as apr_with_fees,
-        cast(
-            (cast(gross_reward_navax as hugeint) * 31536000 * 1000000000000)
-                // (cast(amount_staked_navax as hugeint) * staking_seconds)
-            as decimal(38, 0)
-        ) * 0.000000000001 as apr_gross
+        -- Note: DuckDB divides DECIMALs as DOUBLE; _lake.annual_rate (src/warehouse/functions.ts) divides
+        -- in integers where it must, so each rate is exact to its last digit.
+        _lake.annual_rate(reward_navax, amount_staked_navax, staking_seconds) as apr,
+        _lake.annual_rate(reward_with_fees_navax, amount_staked_navax, staking_seconds) as apr_with_fees,
+        _lake.annual_rate(gross_reward_navax, amount_staked_navax, staking_seconds) as apr_gross
     from measured
 )
 
