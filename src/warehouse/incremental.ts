@@ -122,7 +122,8 @@ export async function catchesUpAsCheaply(
 /**
  * Whether a model built whole can stay as an earlier build left it (see `keepsWhole`): a table over at
  * most one lake stream (the newest confirmation it read is one number), not incremental in any way, and
- * not reading the build's own record of the lake (`_lake.partitions`, rewritten by every build).
+ * not reading the build's own record of the lake (`_lake.partitions`, rewritten by every build). The
+ * functions of `_lake` (functions.ts) are no such record: a name followed by `(` is a call.
  */
 export const isKeepableWhole = (model: Model): boolean =>
   model.materialized === 'table' &&
@@ -130,7 +131,9 @@ export const isKeepableWhole = (model: Model): boolean =>
   !model.incrementalBy &&
   !model.incrementalAfter &&
   model.lakeStreams.length <= 1 &&
-  !/\b_lake\./.test(model.sql);
+  !READS_LAKE_RECORD.test(model.sql);
+
+const READS_LAKE_RECORD = /\b_lake\.\w+\b(?!\s*\()/;
 
 /**
  * Whether a keepable whole model (`isKeepableWhole`) built earlier has the same inputs now: the same SQL,

@@ -1,6 +1,11 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { defineWarehouseFunctions } from '../../src/warehouse/functions.ts';
+import { isKeepableWhole } from '../../src/warehouse/incremental.ts';
+import { parseModel } from '../../src/warehouse/models.ts';
 
 /** The rate as apr_realized defined it before `_lake.annual_rate`: HUGEINT arithmetic throughout. */
 const EXACT = `cast((cast(amount as hugeint) * 31536000 * 1000000000000) // (cast(stake as hugeint) * seconds) as decimal(38, 0)) * 0.000000000001`;
@@ -51,5 +56,23 @@ describe('_lake.annual_rate', () => {
       );
       expect(whole).toEqual({ eight_percent: '0.080000000000', a_third: '0.333333333333' });
     });
+  });
+});
+
+describe('a model calling a function of _lake', () => {
+  it('can be kept whole between builds; one reading the lake record rewritten by every build cannot', () => {
+    const root = mkdtempSync(join(tmpdir(), 'avalake-models-'));
+    mkdirSync(join(root, 'marts'));
+    const model = (name: string, sql: string) => {
+      writeFileSync(join(root, 'marts', `${name}.sql`), sql);
+      return parseModel(join(root, 'marts', `${name}.sql`), root);
+    };
+    const calls = model(
+      'rates',
+      'select _lake.annual_rate (reward, stake, seconds) as apr from stg_rewards\n',
+    );
+    const reads = model('reads', "select * from _lake.partitions where stream = 'rewards'\n");
+    expect(isKeepableWhole(calls)).toBe(true);
+    expect(isKeepableWhole(reads)).toBe(false);
   });
 });
