@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { lakeMetaOf } from './lake.ts';
-import { defOf, isPureTransform, optinOf, type ZodDef } from './zod-def.ts';
+import { defOf, isExactOptional, isPureTransform, optinOf, optoutOf, type ZodCheck } from './zod-def.ts';
 
 /**
  * A quick check of a record against a zod schema (a stream's, or the commit log's states and records),
@@ -33,6 +33,34 @@ const ASK = Symbol('ask');
 /** Node types whose check rejects undefined by itself: a missing key needs no test of its own. */
 const REJECTS_UNDEFINED = new Set(['string', 'number', 'boolean', 'enum', 'object', 'array']);
 
+/** Node types whose compiled code runs their schema's checks (`.refine()` and the like). */
+const RUNS_CHECKS = new Set(['string', 'number', 'array']);
+
+/**
+ * Whether an object or array is reachable twice from `record` (through two keys, or a cycle). Zod's copy
+ * holds a copy of it for each place, each converted by that place's schema, while a write in place
+ * would show in every place. Walks the keys `for…in` lists (all of a record JSON.parse made); called
+ * only for a record with writes, so a record with none allocates nothing here.
+ */
+function reachesTwice(record: unknown): boolean {
+  const seen = new Set<object>();
+  const stack: unknown[] = [record];
+  try {
+    while (stack.length > 0) {
+      const value = stack.pop();
+      if (typeof value !== 'object' || value === null) continue;
+      if (seen.has(value)) return true;
+      seen.add(value);
+      if (Array.isArray(value)) for (const item of value) stack.push(item);
+      else for (const key in value) stack.push((value as Record<string, unknown>)[key]);
+    }
+  } catch {
+    // A getter that throws (in a field zod keeps as it is): zod's to read.
+    return true;
+  }
+  return false;
+}
+
 const compiled = new WeakMap<z.ZodType, RecordCheck>();
 
 /** A free-form JSON field (`lake.json`): kept as the text of the value as given (see above). */
@@ -54,7 +82,8 @@ export function recordCheckOf(schema: z.ZodType): RecordCheck {
  * enum sets, refinement and transform functions) are passed in as constants, never written into the
  * code. A field whose value zod would change is not written at once but noted in `writes` (object or
  * array, key, value): a union whose option fails drops the notes that option made, and the record takes
- * them all only once it has passed whole.
+ * them all only once it has passed whole, and only if no object in it is reached twice (see
+ * `reachesTwice`).
  */
 function compileRecordCheck(schema: z.ZodType): RecordCheck {
   const constants: unknown[] = [];
@@ -67,19 +96,24 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
   /** Emits the function of a node and returns its name. */
   const node = (s: z.ZodType, inJson: boolean): string => {
     const index = functions.push('') - 1;
-    const body = bodyOf(defOf(s), inJson || isJson(s));
+    const body = bodyOf(s, inJson || isJson(s));
     functions[index] = `function n${index}(v) {\n${body}\n}`;
     return `n${index}`;
   };
 
-  /** A field or element: its node's value, noted as a write when it is not the value read. */
-  const child = (fn: string, container: string, key: string) =>
-    `{ const x = ${container}[${key}]; const r = ${fn}(x); if (r === REJECT) return REJECT; ` +
-    `if (r === ASK) all = ASK; else if (r !== x) writes.push(${container}, ${key}, r); }`;
+  /**
+   * A field or element: its node's value, noted as a write when it is not the value read. `skipMissing`:
+   * a missing key is not checked at all (`in` is tested only for undefined: a value read costs nothing).
+   */
+  const child = (fn: string, container: string, key: string, skipMissing = false) =>
+    `{ const x = ${container}[${key}]; ` +
+    (skipMissing ? `if (x !== undefined || ${key} in ${container}) { ` : '{ ') +
+    `const r = ${fn}(x); if (r === REJECT) return REJECT; ` +
+    `if (r === ASK) all = ASK; else if (r !== x) writes.push(${container}, ${key}, r); } }`;
 
-  const checksOf = (def: ZodDef, subject: 'number' | 'string' | 'array'): string[] | undefined => {
+  const checksOf = (checks: ZodCheck[], subject: 'number' | 'string' | 'array'): string[] | undefined => {
     const lines: string[] = [];
-    for (const check of def.checks ?? []) {
+    for (const check of checks) {
       const c = check._zod.def;
       switch (c.check) {
         case 'string_format':
@@ -125,16 +159,20 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
     return lines;
   };
 
-  const bodyOf = (def: ZodDef, inJson: boolean): string => {
+  const bodyOf = (s: z.ZodType, inJson: boolean): string => {
+    const def = defOf(s);
     const ask = 'return ASK;';
+    // Zod runs a schema's checks on the value it hands back, whatever the schema (`.refine()` on an enum,
+    // an optional, a union, …): a node that does not run them leaves them to zod.
+    if ((def.checks ?? []).length > 0 && !RUNS_CHECKS.has(def.type)) return ask;
     switch (def.type) {
       case 'string': {
-        const checks = checksOf(def, 'string');
+        const checks = checksOf(def.checks ?? [], 'string');
         if (!checks || def.coerce) return ask;
         return ["if (typeof v !== 'string') return REJECT;", ...checks, 'return v;'].join('\n');
       }
       case 'number': {
-        const checks = checksOf(def, 'number');
+        const checks = checksOf(def.checks ?? [], 'number');
         if (!checks || (def.format !== undefined && def.format !== 'safeint')) return ask;
         return [
           // z.coerce.number() reads any value as Number() does; zod keeps the value if that throws.
@@ -154,13 +192,26 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
         return `return ${constant(new Set(Object.values(def.entries ?? {})))}.has(v) ? v : REJECT;`;
       case 'literal':
         return `return ${constant(new Set(def.values ?? []))}.has(v) ? v : REJECT;`;
-      case 'optional':
-        return `if (v === undefined) return v;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
+      case 'optional': {
+        const inner = def.innerType as z.ZodType;
+        // `.exactOptional()` hands undefined to its inner schema (a missing key is the object's to allow),
+        // and `.optional()` does too when the inner schema has a default: that default is zod's to fill in.
+        if (isExactOptional(s)) return `return ${node(inner, inJson)}(v);`;
+        const empty = optinOf(inner) === 'defaulted' ? 'ASK' : 'v';
+        return `if (v === undefined) return ${empty};\nreturn ${node(inner, inJson)}(v);`;
+      }
       case 'nullable':
         return `if (v === null) return v;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
       case 'default':
+        // Zod hands back the default for undefined, whether it came in (a key the record does not have)
+        // or came out of the inner schema (a transform that makes undefined): zod's to fill in.
+        return [
+          'if (v === undefined) return ASK;',
+          `const r = ${node(def.innerType as z.ZodType, inJson)}(v);`,
+          'return r === undefined ? ASK : r;',
+        ].join('\n');
       case 'prefault':
-        // Zod fills in the default for undefined: a key the record does not have.
+        // Zod runs the inner schema on the default for undefined in; what comes out is kept, undefined too.
         return `if (v === undefined) return ASK;\nreturn ${node(def.innerType as z.ZodType, inJson)}(v);`;
       case 'pipe': {
         // What `in` hands back goes to `out`. A value with writes still waiting inside it (an object
@@ -185,19 +236,29 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
         ].join('\n');
       }
       case 'array': {
-        const checks = checksOf(def, 'array');
-        if (!checks) return ask;
+        // Zod checks the array it hands back. A length is the same before and after the elements convert,
+        // but a refinement sees the converted elements: it runs last, on an array none of whose elements
+        // changes, and asks zod otherwise.
+        const isRefinement = (c: ZodCheck) => c._zod.def.check === 'custom';
+        const lengths = checksOf(
+          (def.checks ?? []).filter((c) => !isRefinement(c)),
+          'array',
+        );
+        const refinements = checksOf((def.checks ?? []).filter(isRefinement), 'array');
+        if (!lengths || !refinements) return ask;
         const element = node(def.element as z.ZodType, inJson);
+        const refined = refinements.length > 0;
         return [
           'if (!Array.isArray(v)) return REJECT;',
-          ...checks,
+          ...lengths,
+          refined ? 'const mark = writes.length;' : '',
           'let all = v;',
           `for (let i = 0; i < v.length; i++) ${child(element, 'v', 'i')}`,
+          ...(refined ? ['if (all === ASK || writes.length !== mark) return ASK;', ...refinements] : []),
           'return all;',
         ].join('\n');
       }
       case 'object': {
-        if ((def.checks ?? []).length > 0) return ask;
         const lines = ["if (typeof v !== 'object' || v === null || Array.isArray(v)) return REJECT;"];
         // Inside a JSON field the value is stored as given, and zod's copy drops unknown keys.
         if (inJson) lines.push('return ASK;');
@@ -205,11 +266,26 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
           lines.push('let all = v;');
           for (const [key, field] of Object.entries(def.shape ?? {})) {
             const name = JSON.stringify(key);
-            // Zod requires a key to be present unless its schema is optional (optional, default): a
-            // schema that takes undefined as a value (unknown, any) still rejects the key missing.
-            if (!REJECTS_UNDEFINED.has(defOf(field).type) && optinOf(field) !== 'optional')
-              lines.push(`if (!(${name} in v)) return REJECT;`);
-            lines.push(child(node(field, inJson), 'v', name));
+            const fn = node(field, inJson);
+            const read = child(fn, 'v', name);
+            const optin = optinOf(field);
+            if (optin === undefined) {
+              // A missing key is rejected even by a schema that takes undefined as a value (unknown, any).
+              if (!REJECTS_UNDEFINED.has(defOf(field).type))
+                lines.push(`if (!(${name} in v)) return REJECT;`);
+              lines.push(read);
+            } else if (optin === 'defaulted') {
+              // Zod fills in a default for a missing key (`.default()`, also inside `.optional()` or a union):
+              // zod's to do, though a later field may still tell that zod rejects the object.
+              lines.push(`if (!(${name} in v)) all = ASK; else ${read}`);
+            } else if (optoutOf(field) === 'optional') {
+              // Zod leaves a missing optional key out of its copy, whatever its schema makes of undefined.
+              lines.push(child(fn, 'v', name, true));
+            } else {
+              // Optional in but not out (`.optional().transform(f)`): zod's copy takes what the schema makes
+              // of a missing key unless that is undefined, as a write does.
+              lines.push(read);
+            }
           }
           // Zod's copy drops a key the shape does not name: the record as it came is not that copy (a
           // version hash of it would differ, and change with a field avalake does not keep).
@@ -260,16 +336,21 @@ function compileRecordCheck(schema: z.ZodType): RecordCheck {
   const root = node(schema, false);
   const names = constants.map((_, i) => `k${i}`).join(', ');
   const source = [
-    `const [REJECT, ASK, ${names}] = constants;`,
+    `const [REJECT, ASK, reachesTwice, ${names}] = constants;`,
     'const writes = [];',
     ...functions,
     'return (record) => {',
-    `  const r = ${root}(record);`,
-    '  const passed = r === record;',
-    '  if (passed) for (let i = 0; i < writes.length; i += 3) writes[i][writes[i + 1]] = writes[i + 2];',
-    '  writes.length = 0;',
-    '  return passed;',
+    // finally: a record that throws half-way (a getter, a stack too deep) leaves no writes to the next.
+    '  try {',
+    `    if (${root}(record) !== record) return false;`,
+    '    if (writes.length === 0) return true;',
+    '    if (reachesTwice(record)) return false;',
+    '    for (let i = 0; i < writes.length; i += 3) writes[i][writes[i + 1]] = writes[i + 2];',
+    '    return true;',
+    '  } finally {',
+    '    writes.length = 0;',
+    '  }',
     '};',
   ].join('\n');
-  return new Function('constants', source)([REJECT, ASK, ...constants]) as RecordCheck;
+  return new Function('constants', source)([REJECT, ASK, reachesTwice, ...constants]) as RecordCheck;
 }

@@ -47,9 +47,20 @@ export interface ZodCheckDef {
 
 export const defOf = (schema: z.ZodType): ZodDef => (schema as unknown as { _zod: { def: ZodDef } })._zod.def;
 
-/** "optional" when the schema accepts a missing key. */
+/**
+ * How the schema takes a missing object key: "optional" (allowed), "defaulted" (zod fills in a default,
+ * also through `.optional()` and unions), or undefined (rejected).
+ */
 export const optinOf = (schema: z.ZodType): string | undefined =>
   (schema as unknown as { _zod: { optin?: string } })._zod.optin;
+
+/** "optional" when zod may leave the key out of its copy (the schema can hand back undefined). */
+export const optoutOf = (schema: z.ZodType): string | undefined =>
+  (schema as unknown as { _zod: { optout?: string } })._zod.optout;
+
+/** `.exactOptional()`: its def says "optional", but it passes undefined on to its inner schema. */
+export const isExactOptional = (schema: z.ZodType): boolean =>
+  (schema as unknown as { _zod: { traits: Set<string> } })._zod.traits.has('$ZodExactOptional');
 
 /** Transforms' functions that hand back the same value for the same input and use nothing else. */
 const pureTransforms = new WeakSet<(value: never) => unknown>([String, Number]);
