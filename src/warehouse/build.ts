@@ -20,6 +20,7 @@ import {
   noChanges,
   nothingBuilt,
   planIncremental,
+  rebuildUnlessSame,
   recordHeld,
   recordSql,
   recordThrough,
@@ -424,15 +425,20 @@ async function buildModel(
     );
     if (mode) return mode;
   }
-  await dropObject(db, model.name);
   const kind = model.materialized === 'table' ? 'table' : 'view';
   const sql = withThis(withLake(model.sql, lake), nothingBuilt(model));
-  await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${sql}`);
+  // Built whole every build; the same rows as the last build's count as unchanged for the models on it.
+  if (model.compareToLast && isTable && (await sameSql(db, model))) {
+    if ((await rebuildUnlessSame(db, model, sql)) === 'unchanged') return 'unchanged';
+  } else {
+    await dropObject(db, model.name);
+    await db.run(`create ${kind} ${quoteIdent(model.name)} as\n${sql}`);
+  }
   if (model.incremental || isKeepableWhole(model)) await bookkeeping(() => recordHeld(db, model, lake));
   else await bookkeeping(() => forgetHeld(db, model));
   // Not checked here (a build whole is already the longest): the first extension checks it, once.
   if (model.incremental || after) await bookkeeping(() => recordUnique(db, model, false));
-  if (model.incrementalBy || after) await bookkeeping(() => recordSql(db, model));
+  if (model.incrementalBy || after || model.compareToLast) await bookkeeping(() => recordSql(db, model));
   if (after) await bookkeeping(() => recordThrough(db, after));
   return 'full';
 }

@@ -270,6 +270,42 @@ export async function noChanges(db: DuckDBConnection, model: Model) {
 }
 
 /**
+ * Builds a `compare_to_last` model whole beside the table the last build left (`sql`, its select), and
+ * keeps that table if the rows are the same (the same columns, the same rows, duplicates counted):
+ * 'unchanged'. Otherwise the new rows replace it: 'full'.
+ */
+export async function rebuildUnlessSame(
+  db: DuckDBConnection,
+  model: Model,
+  sql: string,
+): Promise<'full' | 'unchanged'> {
+  const table = quoteIdent(model.name);
+  await db.run(`create or replace temp table __rebuilt as\n${sql}`);
+  try {
+    const columns = async (relation: string) =>
+      JSON.stringify(
+        (await queryRows(db, `describe ${relation}`)).map((c) => [c.column_name, c.column_type]),
+      );
+    if ((await columns(`main.${table}`)) === (await columns('temp.__rebuilt'))) {
+      const [differ] = await queryRows(
+        db,
+        `select (select count(*) from (from main.${table} except all from temp.__rebuilt))
+              + (select count(*) from (from temp.__rebuilt except all from main.${table})) as n`,
+      );
+      if (Number(differ?.n) === 0) {
+        await noChanges(db, model);
+        return 'unchanged';
+      }
+    }
+    await db.run(`drop table main.${table}`);
+    await db.run(`create table main.${table} as from temp.__rebuilt`);
+    return 'full';
+  } finally {
+    await db.run('drop table if exists temp.__rebuilt');
+  }
+}
+
+/**
  * Rebuilds only the rows of an `incremental_by` model whose column values its source's changed rows
  * touch: those are deleted and computed again (the model's SQL, filtered to them). 'unchanged' when the
  * source changed nothing.

@@ -46,6 +46,13 @@ export interface Model {
    * than every row it read (out of order, or read again) builds it whole.
    */
   incrementalAfter?: { column: string; source: string };
+  /**
+   * `-- compare_to_last: true`: a small table built whole at every build (it reads the lake's record,
+   * `_lake.partitions`, which every build rewrites) whose rows change far less often than that. Each
+   * build compares its rows with the last build's; the same rows count as unchanged, so the models built
+   * on it can be kept.
+   */
+  compareToLast: boolean;
   /** Streams of the lake the model reads through `{{ lake('<stream>') }}`. */
   lakeStreams: string[];
   /** Other models it selects from, found in its SQL. */
@@ -93,6 +100,7 @@ export class ModelError extends Error {
  *   -- incremental: true               (rows are each key's newest version: a build adds only new files)
  *   -- incremental_by: col = expr from model   (rows of one col value come from the model's rows with that expr)
  *   -- incremental_after: col from model       (extends its own rows, {{ this }}, by the model's rows later in col)
+ *   -- compare_to_last: true           (built whole, and unchanged for the models on it when its rows are)
  *   -- not_null: col[, col]
  *   -- accepted_values: col = a | b | c
  *   -- optional: model (col type[, col type])   (read as empty with those columns when it is not built)
@@ -116,6 +124,7 @@ export function parseModel(path: string, root: string): Model {
     notNull: [],
     acceptedValues: [],
     incremental: false,
+    compareToLast: false,
     lakeStreams: lakeStreamsOf(sql),
     dependsOn: [],
     optional: [],
@@ -141,6 +150,10 @@ export function parseModel(path: string, root: string): Model {
       if (value.trim() !== 'true' && value.trim() !== 'false')
         throw new ModelError(`${path}: incremental must be true or false, got "${value.trim()}"`);
       model.incremental = value.trim() === 'true';
+    } else if (key === 'compare_to_last') {
+      if (value.trim() !== 'true' && value.trim() !== 'false')
+        throw new ModelError(`${path}: compare_to_last must be true or false, got "${value.trim()}"`);
+      model.compareToLast = value.trim() === 'true';
     } else if (key === 'incremental_by') {
       const m = /^([a-z_][a-z0-9_]*)\s*=\s*(.+?)\s+from\s+([a-z_][a-z0-9_]*)$/.exec(value.trim());
       if (!m) throw new ModelError(`${path}: incremental_by needs "column = expression from model"`);
@@ -175,6 +188,11 @@ export function parseModel(path: string, root: string): Model {
     throw new ModelError(
       `${path}: an incremental model reads one lake stream, declares its key with "-- unique:" and is a table`,
     );
+  if (
+    model.compareToLast &&
+    (model.materialized !== 'table' || model.incremental || model.incrementalBy || model.incrementalAfter)
+  )
+    throw new ModelError(`${path}: a compare_to_last model is a table built whole (not incremental)`);
   if (readsThis(sql) && !model.incrementalAfter)
     throw new ModelError(
       `${path}: {{ this }} (the model's rows as the last build left them) is for a model marked "-- incremental_after: column from model"`,

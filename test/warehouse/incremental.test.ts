@@ -13,6 +13,7 @@ import { expectSameWarehouse, modeOf } from '../helpers/warehouse.ts';
 /** Incremental models (rewards, UTXOs, metrics, delegators, ICM) beside ones built whole (ERC-20, validators). */
 const STREAMS = 'rewards,utxos,metrics,delegators,icm_messages,erc20_transfers,validators';
 const HOUR = 3600;
+const DAY = 24 * HOUR;
 
 let emulator: Emulator;
 beforeAll(async () => {
@@ -87,29 +88,38 @@ it('a model built whole is kept while nothing it reads changed, through a compac
   const build = () => buildWarehouse({ dataDir: w.dataDir, modelsDir: models });
   const modes = (result: BuildResult) =>
     Object.fromEntries(
-      ['stg_erc20_transfers', 'erc20_flows_daily', 'stg_metrics', 'address_balances_daily'].map((name) => [
-        name,
-        modeOf(result, name),
-      ]),
+      [
+        'stg_erc20_transfers',
+        'erc20_flows_daily',
+        'stg_metrics',
+        'partition_reads',
+        'address_balances_daily',
+      ].map((name) => [name, modeOf(result, name)]),
     );
+  // The source's clock at 01:00 UTC, so that the next hours stay on one day.
+  const now = Math.floor(emulator.clock.now());
+  emulator.advance(DAY - (now % DAY) + HOUR);
 
   await extract('erc20_transfers,metrics,utxos');
   expect(modes(await build())).toEqual({
     stg_erc20_transfers: 'full',
     erc20_flows_daily: 'full',
     stg_metrics: 'full',
+    partition_reads: 'full',
     address_balances_daily: 'full',
   });
 
-  // Only metrics moved: the ERC-20 staging model and its mart stay as they are. A mart reading the
-  // build's own record of the lake (_lake.partitions) is always built again.
+  // Only metrics moved: the ERC-20 staging model and its mart stay as they are. The build's record of
+  // the lake (_lake.partitions) is rewritten, and partition_reads built again from it, but its days
+  // are the same: the UTXO balances built on it are kept.
   emulator.advance(HOUR);
   await extract('metrics');
   expect(modes(await build())).toEqual({
     stg_erc20_transfers: 'unchanged',
     erc20_flows_daily: 'unchanged',
     stg_metrics: 'incremental',
-    address_balances_daily: 'full',
+    partition_reads: 'unchanged',
+    address_balances_daily: 'unchanged',
   });
 
   // New transfers: both rebuilt (from the generation before the last, which would rebuild them too).
@@ -134,6 +144,11 @@ it('a model built whole is kept while nothing it reads changed, through a compac
     stg_erc20_transfers: 'unchanged',
     erc20_flows_daily: 'unchanged',
   });
+
+  // The next day the UTXOs are read again: their day moved, so the balances are built again (to that day).
+  emulator.advance(DAY);
+  await extract('utxos');
+  expect(modes(await build())).toMatchObject({ partition_reads: 'full', address_balances_daily: 'full' });
 
   // The mart's SQL changed (a comment is enough): it alone is built again.
   const mart = join(models, 'marts', 'erc20_flows_daily.sql');

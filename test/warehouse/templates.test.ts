@@ -154,6 +154,16 @@ describe('{{ this }} and incremental_after', () => {
       /documents every column/,
     ],
     ['{{ self }}', '-- description: m\nselect * from {{ self }}\n', /templates are .*\{\{ this \}\}/],
+    [
+      'compare_to_last on a view',
+      '-- description: m\n-- materialized: view\n-- compare_to_last: true\nselect 1 as x\n',
+      /m\.sql: a compare_to_last model is a table built whole/,
+    ],
+    [
+      'compare_to_last not true or false',
+      '-- description: m\n-- compare_to_last: yes\nselect 1 as x\n',
+      /m\.sql: compare_to_last must be true or false, got "yes"/,
+    ],
   ])('refuses %s (ModelError, exit 2)', (_, sql, says) => {
     const models = modelsDir({ 'staging/stg_s.sql': source, 'staging/stg_o.sql': other, 'marts/m.sql': sql });
     expect(() => loadModels(models)).toThrow(ModelError);

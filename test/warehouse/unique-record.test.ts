@@ -35,6 +35,7 @@ const model = (name: string): Model => ({
   notNull: [],
   acceptedValues: [],
   incremental: true,
+  compareToLast: false,
   lakeStreams: ['s'],
   dependsOn: [],
   optional: [],

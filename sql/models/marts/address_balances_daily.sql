@@ -22,10 +22,8 @@ partitions as (
         network,
         keys['chain'] as chain,
         keys['address'] as address,
-        -- Note: the UTC day whatever the session's TimeZone (a cast to date takes the session's day), without
-        -- timezone('UTC', …)'s time-zone lookup for every row (about twenty times slower).
-        cast(make_timestamp(epoch_us(read_at)) as date) as last_day
-    from _lake.partitions
+        read_day as last_day
+    from partition_reads
     where stream = 'utxos'
 ),
 
