@@ -42,6 +42,37 @@ export class FinalError extends Error {
   }
 }
 
+/**
+ * The source handed a walk a page token it had already followed in the same pass: its listing loops
+ * (a fault of the service, or of a proxy or cache in front of it). Final: reading on would ask for the
+ * same pages until the day's allowance is spent. The partition fails; what it read before is committed.
+ */
+export class ListingLoopError extends Error {
+  override name = 'ListingLoopError';
+  constructor(pages: number) {
+    super(
+      `the source gave, after ${pages} pages of this listing, a page token the walk had already followed: ` +
+        'the listing loops, so the walk stops here (what it read before is kept); if it goes on, look at ' +
+        'the service or the proxy in front of it',
+    );
+  }
+}
+
+/**
+ * The service refused a walk's page token again after each of `passes` passes from the top: not a token
+ * that expired, but tokens it does not take at all (a proxy that mangles them, a changed token format).
+ */
+export class RefusedTokensError extends Error {
+  override name = 'RefusedTokensError';
+  constructor(passes: number, cause: unknown) {
+    super(
+      `the service refused this listing's page token again after ${passes} passes from its first page, ` +
+        `so the walk stops here (what it read before is kept): ${(cause as Error).message}`,
+      { cause },
+    );
+  }
+}
+
 /** A per-day (or other long-window) allowance is spent: the run stops cleanly and resumes later. */
 export class QuotaExhaustedError extends Error {
   override name = 'QuotaExhaustedError';

@@ -43,6 +43,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
     } catch (error) {
       // An expired or foreign token: start the window again from the cursor; the boundary skips the overlap.
       if (window && isRejectedPageToken(error)) {
+        pager.restart();
         window = undefined;
         continue;
       }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { isRejectedPageToken } from '../errors.ts';
+import { isRejectedPageToken, RefusedTokensError } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
 import { keyOf, type NewestFirstStream } from '../stream.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -15,6 +15,9 @@ import {
   type WalkContext,
   type WalkStep,
 } from './walk.ts';
+
+/** Passes from the top after a refused page token, in one run, before the walk gives up. */
+const MAX_PASSES_AGAIN = 3;
 
 /** A stretch of the listing a walk has read, by the keys of its newest and its oldest record. */
 const Stretch = z.object({ top: z.string(), bottom: z.string() });
@@ -92,6 +95,9 @@ async function* walkOnce(
         : Math.min(start, state.headAt);
   const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
   const pager = createPager(ctx.fetchPage);
+  let passes = 0;
+  /** Keys appended from the page before this one (see `takenNow`). */
+  let takenBefore = new Set<string>();
   // A page can end the walk only through a record that is the head, still open, at either end of a
   // stretch to skip, or below the floor: a page with none of them is followed by the next one.
   const mayEndAt = (records: readonly unknown[], w: Window | undefined) => {
@@ -117,6 +123,10 @@ async function* walkOnce(
       body = await pager.fetch(request, window?.pageToken || undefined);
     } catch (error) {
       if (window?.pageToken && isRejectedPageToken(error)) {
+        // A token refused once has expired (they live 24 hours). Refused again and again, each time
+        // after a pass from the top, the service takes none of them: the walk would loop for ever.
+        if (++passes > MAX_PASSES_AGAIN) throw new RefusedTokensError(MAX_PASSES_AGAIN, error);
+        pager.restart();
         window = passAgain(window);
         first = true;
         fromTop = true;
@@ -140,6 +150,7 @@ async function* walkOnce(
       skipping: false,
     };
     const seenOpen = new Set(w.seenOpen);
+    const takenNow = new Set<string>();
     let belowFloor = false;
     // A listed record that fails its schema is not appended, but it was listed all the same: the head,
     // or a record still open (above the head too: the head is the newest valid record), counts as met,
@@ -163,6 +174,8 @@ async function* walkOnce(
       meetRejected(index);
       const record = valid[index] as Record<string, unknown>;
       const key = keyOf(stream.primaryKey, record);
+      // Pages that overlap (offset paging while records arrive) list a record twice: it is taken once.
+      if (takenNow.has(key) || takenBefore.has(key)) continue;
       const newest = first;
       first = false;
       const time = stream.timeOf?.(record);
@@ -177,6 +190,7 @@ async function* walkOnce(
           if (!w.skipping) w.skip = w.skip.slice(1);
         } else {
           append.push(record);
+          takenNow.add(key);
           trackOpen(stream, record, key, w, newest);
         }
         continue;
@@ -195,16 +209,21 @@ async function* walkOnce(
       if (!w.passedHead && key === head) w.passedHead = true;
       if (!w.passedHead) {
         append.push(record);
+        takenNow.add(key);
         trackOpen(stream, record, key, w, newest);
       } else if (key in open) {
         seenOpen.add(key);
         const version = versionOf(record);
-        if (version !== open[key]) append.push(record);
+        if (version !== open[key]) {
+          append.push(record);
+          takenNow.add(key);
+        }
         trackOpen(stream, record, key, w, newest, version);
       }
     }
 
     if (!belowFloor) meetRejected(valid.length);
+    takenBefore = takenNow;
     w.seenOpen = [...seenOpen];
     const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
     const pageToken = nextToken;
@@ -285,6 +304,10 @@ const headOf = (state: NewestFirstCheckpoint) => ({
 
 /** The checkpoint after a complete walk: the new head, and the records still open. */
 function finish(state: NewestFirstCheckpoint, w: Window): Record<string, unknown> {
+  // A pass that met no record at all (an empty answer: the source's hiccup, or an indexer behind) says
+  // nothing of the records still open: they stay open, to be read again, rather than forgotten for good.
+  if (!w.top && !w.passedHead)
+    return { ...headOf(state), ...sinceOf(state), open: { ...state.open, ...w.newOpen } };
   const head = w.top ? { head: w.top, ...(w.topAt !== undefined ? { headAt: w.topAt } : {}) } : headOf(state);
   const since = w.topSince ?? state.since;
   return { ...head, ...(since !== undefined ? { since } : {}), open: w.newOpen };

@@ -52,6 +52,7 @@ export async function* walkSnapshot(ctx: WalkContext, snapshotAt: number): Walk 
       if (!(mayRestart && isRejectedPageToken(error))) throw error;
       mayRestart = false;
       pageToken = undefined;
+      pager.restart();
       answer.reset();
       continue;
     }

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Reject } from '../../load/index.ts';
 import { recordCheckOf } from '../../schemas/record-check.ts';
+import { ListingLoopError } from '../errors.ts';
 import type { Pipeline } from '../pipeline.ts';
 import type { PageRequest, Partition, StreamDefinition } from '../stream.ts';
 
@@ -55,25 +57,50 @@ export type Walk = AsyncGenerator<WalkStep, void, void>;
 export interface Pager {
   fetch(request: PageRequest, pageToken?: string): Promise<unknown>;
   ahead(request: PageRequest, pageToken?: string): Promise<void>;
+  /**
+   * The walk starts its pass over (from the top, or from its cursor, after a token was refused): the
+   * source may hand it the tokens of the last pass again.
+   */
+  restart(): void;
 }
 
+/**
+ * Also the guard against a listing that loops: a token followed twice in one pass fails the walk with
+ * ListingLoopError, where it would otherwise read the same pages for ever. Tokens are remembered by a
+ * 52-bit hash (a 10M-record walk of 100k pages holds about 2 MB of them; the chance that two differ
+ * and collide is about one in a million).
+ */
 export function createPager(fetchPage: WalkContext['fetchPage']): Pager {
   let asked: { key: string; page: Promise<unknown> } | undefined;
+  let followed = new Set<number>();
   const keyOf = (request: PageRequest, pageToken: string | undefined) =>
     JSON.stringify([request, pageToken ?? null]);
+  const hashOf = (pageToken: string) =>
+    Number.parseInt(createHash('sha1').update(pageToken).digest('hex').slice(0, 13), 16);
   return {
     fetch(request, pageToken) {
+      // Followed when the walk takes the page, whether it was asked for ahead or not.
+      if (pageToken !== undefined) {
+        const hash = hashOf(pageToken);
+        if (followed.has(hash)) return Promise.reject(new ListingLoopError(followed.size + 1));
+        followed.add(hash);
+      }
       const pending = asked;
       asked = undefined;
       if (pending?.key === keyOf(request, pageToken)) return pending.page;
       return fetchPage(request, pageToken);
     },
     ahead(request, pageToken) {
+      // A token followed before is not asked for: the walk fails on it once it has the page in hand.
+      if (pageToken !== undefined && followed.has(hashOf(pageToken))) return Promise.resolve();
       const page = fetchPage(request, pageToken);
       // Its failure is the walk's when it asks for the page; a walk that stops first never does.
       page.catch(() => undefined);
       asked = { key: keyOf(request, pageToken), page };
       return requestWritten();
+    },
+    restart() {
+      followed = new Set();
     },
   };
 }
