@@ -24,7 +24,11 @@ export async function writePartitions(db: DuckDBConnection, lake: LakeSources): 
   for (const [stream, state] of lake.streams)
     for (const p of state.partitions.values()) {
       const readAt = p.sourceAt ?? Date.parse(p.committedAt);
-      const keys = Object.entries(p.partition).map(([k, v]) => `${quoteLiteral(k)}: ${quoteLiteral(v)}`);
+      // In key order, as the partition's id has them: a catalog (jsonb) hands the keys back sorted, a
+      // local state in the order they were written, and the same lake should make the same table.
+      const keys = Object.entries(p.partition)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => `${quoteLiteral(k)}: ${quoteLiteral(v)}`);
       rows.push(
         `(${quoteLiteral(stream)}, ${quoteLiteral(partitionId(p.partition))}, ${
           p.partition.network === undefined ? 'null' : quoteLiteral(p.partition.network)
