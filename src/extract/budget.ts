@@ -20,6 +20,10 @@ export interface BudgetOptions {
   host: string;
   /** Longest wait for a window reset before it counts as an exhausted quota. */
   maxWaitMs?: number;
+  /**
+   * Milliseconds for measuring waits; a monotonic clock by default, so a wall clock stepped back (NTP)
+   * while the run waits for its window does not make a per-minute wait look like a spent daily quota.
+   */
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -45,7 +49,9 @@ export function parsePolicy(header: string | undefined): Policy[] {
 }
 
 export function createRateBudget(options: BudgetOptions): RateBudget {
-  const now = options.now ?? (() => Date.now());
+  const now = options.now ?? (() => performance.now());
+  // The quota's reset as a date, on the wall clock (the same as `now` where a test gives it).
+  const dateIn = (ms: number) => new Date((options.now ?? Date.now)() + ms);
   const sleep = options.sleep ?? abortableSleep;
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 
@@ -59,7 +65,7 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
   let waitedMs = 0;
 
   const exhausted = (waitMs: number) =>
-    new QuotaExhaustedError(options.host, limit ?? 0, windowSeconds, new Date(now() + waitMs));
+    new QuotaExhaustedError(options.host, limit ?? 0, windowSeconds, dateIn(waitMs));
 
   return {
     async acquire(cost, signal) {
