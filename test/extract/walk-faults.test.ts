@@ -157,3 +157,66 @@ describe('a newest-first walk over a source that misbehaves', () => {
     expect(appended).toEqual(Array.from({ length: 12 }, (_, i) => `r${11 - i}`));
   });
 });
+
+type Point = { id: string; t: number };
+
+/** Twelve records in ascending time (t = 100, 110, …), three to a page, from any cursor. */
+const ascending = Array.from({ length: 12 }, (_, i) => ({ id: `p${i}`, t: 100 + 10 * i }));
+
+const cursorStream = defineStream({
+  name: 'test_ascending',
+  description: 'an ascending listing',
+  strategy: 'cursor',
+  schema: z.object({ id: z.string(), t: z.number() }),
+  primaryKey: ['id'],
+  cursorOf: (r) => r.t,
+  partitions: () => [{ network: 'fuji' }],
+  request: (_p, _partition, cursor) =>
+    httpGet({ service: 'data', route: '/v1/asc', params: {}, query: { from: String(cursor ?? 0) } }),
+  records: (body) => (body as { items: Point[] }).items,
+});
+
+/** One walk of the listing `items` (from the request's cursor on), paged by three, after `committed`. */
+async function walkAscending(items: Point[], committed?: Record<string, unknown>) {
+  const steps: WalkStep[] = [];
+  const ctx = {
+    stream: cursorStream,
+    pipeline: { flush: { rows: 50_000, bytes: 1 << 26, seconds: 60 } } as Pipeline,
+    partition: { network: 'fuji' },
+    checkpoint: committed,
+    fetchPage: async (request: unknown, token?: string) => {
+      const from = Number((request as { query: { from: string } }).query.from);
+      const listed = items.filter((r) => r.t >= from);
+      const start = token ? Number(token.slice(1)) : 0;
+      return structuredClone({
+        items: listed.slice(start, start + 3),
+        ...(start + 3 < listed.length ? { nextPageToken: `t${start + 3}` } : {}),
+      });
+    },
+  };
+  for await (const step of walkOf(cursorStream, ctx, Date.now())) steps.push(step);
+  return {
+    appended: steps.flatMap((s) => s.append.map((r) => r.id)),
+    checkpoint: steps.at(-1)?.checkpoint as Record<string, unknown>,
+  };
+}
+
+describe('an ascending (cursor) walk over a source that misbehaves', () => {
+  it('keeps a record listed after a newer one, once, and reads nothing again next time', async () => {
+    // Each pair of neighbours swapped: p1 before p0, p3 before p2, …
+    const swapped = ascending.map((_, i) => ascending[i % 2 === 0 ? i + 1 : i - 1] as Point);
+    const first = await walkAscending(swapped);
+    expect([...first.appended].sort()).toEqual(ascending.map((r) => r.id).sort());
+    expect(first.checkpoint).toMatchObject({ cursor: 210 });
+    const again = await walkAscending(swapped, first.checkpoint);
+    expect(again.appended).toEqual([]);
+  });
+
+  it('takes a record listed on two overlapping pages once', async () => {
+    const items = [...ascending];
+    // The fourth record listed again after the fifth (a page boundary that slipped back by one).
+    items.splice(5, 0, items[3] as Point);
+    const { appended } = await walkAscending(items);
+    expect(appended).toEqual(ascending.map((r) => r.id));
+  });
+});

@@ -29,6 +29,12 @@ export async function* walkCursor(ctx: WalkContext): Walk {
   const state = CursorCheckpoint.parse(ctx.checkpoint ?? {});
   let cursor = state.cursor;
   let boundary = new Set(state.boundary);
+  // What was committed before this walk: a record listed after a newer one (a source whose order
+  // drifts) is older than the cursor has moved to, but new all the same, and kept.
+  const committedCursor = cursor;
+  const committedBoundary = new Set(boundary);
+  /** Keys appended from this page and the one before: pages that overlap list a record twice. */
+  let takenBefore = new Set<string>();
   let window = state.window;
   // The pipeline's `end` (exclusive): the listing is asked for less, and what comes anyway is not kept.
   const end = historyEnd(ctx.pipeline);
@@ -55,6 +61,7 @@ export async function* walkCursor(ctx: WalkContext): Walk {
     if (nextToken && !mayEnd) await pager.ahead(request, nextToken);
     const { valid, rejects } = checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
+    const takenNow = new Set<string>();
     let pastEnd = false;
     for (const record of valid) {
       const at = stream.cursorOf(record);
@@ -63,13 +70,19 @@ export async function* walkCursor(ctx: WalkContext): Walk {
         break;
       }
       const key = keyOf(stream.primaryKey, record);
-      if (cursor !== undefined && (at < cursor || (at === cursor && boundary.has(key)))) continue;
+      const committed =
+        committedCursor !== undefined &&
+        (at < committedCursor || (at === committedCursor && committedBoundary.has(key)));
+      const taken = (at === cursor && boundary.has(key)) || takenNow.has(key) || takenBefore.has(key);
+      if (committed || taken) continue;
       append.push(record);
+      takenNow.add(key);
       if (cursor === undefined || at > cursor) {
         cursor = at;
         boundary = new Set([key]);
-      } else boundary.add(key);
+      } else if (at === cursor) boundary.add(key);
     }
+    takenBefore = takenNow;
     const pageToken = pastEnd ? undefined : nextToken;
     window = pageToken
       ? { ...(windowCursor !== undefined ? { cursor: windowCursor } : {}), pageToken }
