@@ -121,6 +121,28 @@ describe('a newest-first walk over a source that misbehaves', () => {
     expect(refusedOnce).toBe(true);
   });
 
+  it('after a token refused mid-walk, passes again from the top and appends each new record once', async () => {
+    const first = await walk(pageOf(listing(12)));
+    // Six records arrive above the head (r11); the walk reads the first page, then the second page's
+    // token is refused once, and it passes again from the top, skipping what it read, down to the head.
+    const pages = listing(18);
+    let refusedOnce = false;
+    const again = await walk((token) => {
+      if (token === 't1' && !refusedOnce) {
+        refusedOnce = true;
+        throw refused();
+      }
+      return pageOf(pages)(token);
+    }, first.checkpoint);
+    expect(refusedOnce).toBe(true);
+    expect(again.error).toBeUndefined();
+    expect(again.appended).toEqual(['r17', 'r16', 'r15', 'r14', 'r13', 'r12']);
+    // It met its head and the records still open below it, so it still knows them.
+    expect(Object.keys(again.checkpoint?.open as object).sort()).toEqual(
+      ['r11', 'r14', 'r17', 'r2', 'r5', 'r8'].map((id) => `["${id}"]`),
+    );
+  });
+
   it("gives up with the service's message when it refuses the token after every pass from the top", async () => {
     const pages = listing(12);
     const { error, requests } = await walk((token) => {

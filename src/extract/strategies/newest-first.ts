@@ -127,6 +127,8 @@ async function* walkOnce(
         // after a pass from the top, the service takes none of them: the walk would loop for ever.
         if (++passes > MAX_PASSES_AGAIN) throw new RefusedTokensError(MAX_PASSES_AGAIN, error);
         pager.restart();
+        // The new pass knows what was read by its stretches to skip, which must meet their keys.
+        takenBefore = new Set();
         window = passAgain(window);
         first = true;
         fromTop = true;
