@@ -1,16 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import type { Pipeline } from '../../src/extract/pipeline.ts';
-import { type WalkStep, walkOf } from '../../src/extract/strategies/index.ts';
-import { defineStream, httpGet } from '../../src/extract/stream.ts';
+import { type Item, pageFor, pagesOf, walkListing } from '../helpers/listing.ts';
 
 /**
  * A newest-first walk meets a record it committed before that now fails its schema (the source added a
  * status the schema does not know, say). The walk still knows where it is: the head it stopped at last
  * time, or a record still open, counts as met though rejected.
  */
-
-type Item = { id: string; status: string };
 
 /** Nine records, newest first, three to a page: r8 (the newest) and r5 still open, the rest done. */
 function listing(edit: (items: Item[]) => void = () => {}) {
@@ -19,46 +14,12 @@ function listing(edit: (items: Item[]) => void = () => {}) {
     return { id: `r${n}`, status: n === 8 || n === 5 ? 'open' : 'done' };
   });
   edit(items);
-  return [0, 1, 2].map((p) => ({
-    items: items.slice(p * 3, p * 3 + 3),
-    ...(p < 2 ? { nextPageToken: `t${p + 1}` } : {}),
-  }));
+  return pagesOf(items);
 }
 
-const stream = defineStream({
-  name: 'test_listing',
-  description: 'a newest-first listing',
-  strategy: 'newest-first',
-  schema: z.object({ id: z.string(), status: z.enum(['open', 'done']) }),
-  primaryKey: ['id'],
-  isFinal: (r) => r.status === 'done',
-  partitions: () => [{ network: 'fuji' }],
-  request: () => httpGet({ service: 'data', route: '/v1/test', params: {}, query: {} }),
-  records: (body) => (body as { items: unknown[] }).items,
-});
-
-/** One walk of the pages after `committed`: its steps, and how many pages it asked for. */
-async function walk(pages: ReturnType<typeof listing>, committed?: Record<string, unknown>) {
-  const steps: WalkStep[] = [];
-  let requests = 0;
-  const ctx = {
-    stream,
-    pipeline: { flush: { rows: 50_000, bytes: 1 << 26, seconds: 60 } } as Pipeline,
-    partition: { network: 'fuji' },
-    checkpoint: committed,
-    fetchPage: async (_: unknown, token?: string) => {
-      requests++;
-      return structuredClone(pages[token ? Number(token.slice(1)) : 0]);
-    },
-  };
-  for await (const step of walkOf(stream, ctx, Date.now())) steps.push(step);
-  return {
-    appended: steps.flatMap((s) => s.append.map((r) => r.id)),
-    rejected: steps.flatMap((s) => s.rejects).length,
-    requests,
-    checkpoint: steps.at(-1)?.checkpoint as Record<string, unknown>,
-  };
-}
+/** One walk of the pages after `committed`. */
+const walk = (pages: ReturnType<typeof listing>, committed?: Record<string, unknown>) =>
+  walkListing(pageFor(pages), committed);
 
 describe('a newest-first walk over records it committed that now fail their schema', () => {
   it('stops at its head as before when nothing failed', async () => {

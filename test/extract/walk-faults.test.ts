@@ -4,6 +4,7 @@ import { FinalError, ListingLoopError, RefusedTokensError } from '../../src/extr
 import type { Pipeline } from '../../src/extract/pipeline.ts';
 import { type WalkStep, walkOf } from '../../src/extract/strategies/index.ts';
 import { defineStream, httpGet } from '../../src/extract/stream.ts';
+import { type Item, type Page, pageFor, pagesOf, walkListing } from '../helpers/listing.ts';
 
 /**
  * A source that misbehaves in ways a year of cron meets once or twice: a page token that leads back to
@@ -11,33 +12,14 @@ import { defineStream, httpGet } from '../../src/extract/stream.ts';
  * ends, and loses nothing it knew, in each case.
  */
 
-type Item = { id: string; status: string };
-type Page = { items: Item[]; nextPageToken?: string };
-
 /** `count` records, newest first, `size` to a page; every third one (r2, r5, …) still open. */
 function listing(count: number, size = 3): Page[] {
   const items = Array.from({ length: count }, (_, i) => {
     const n = count - 1 - i;
     return { id: `r${n}`, status: n % 3 === 2 ? 'open' : 'done' };
   });
-  const pages = Math.ceil(count / size);
-  return Array.from({ length: pages }, (_, p) => ({
-    items: items.slice(p * size, p * size + size),
-    ...(p < pages - 1 ? { nextPageToken: `t${p + 1}` } : {}),
-  }));
+  return pagesOf(items, size);
 }
-
-const stream = defineStream({
-  name: 'test_listing',
-  description: 'a newest-first listing',
-  strategy: 'newest-first',
-  schema: z.object({ id: z.string(), status: z.enum(['open', 'done']) }),
-  primaryKey: ['id'],
-  isFinal: (r) => r.status === 'done',
-  partitions: () => [{ network: 'fuji' }],
-  request: () => httpGet({ service: 'data', route: '/v1/test', params: {}, query: {} }),
-  records: (body) => (body as Page).items,
-});
 
 const refused = () =>
   new FinalError(
@@ -46,43 +28,11 @@ const refused = () =>
     400,
   );
 
-/** One walk over `answer` (a page for a token, or a thrown error), after `committed`. */
-async function walk(answer: (token: string | undefined) => Page, committed?: Record<string, unknown>) {
-  const steps: WalkStep[] = [];
-  let requests = 0;
-  const ctx = {
-    stream,
-    pipeline: { flush: { rows: 50_000, bytes: 1 << 26, seconds: 60 } } as Pipeline,
-    partition: { network: 'fuji' },
-    checkpoint: committed,
-    fetchPage: async (_: unknown, token?: string) => {
-      requests++;
-      if (requests > 1_000) throw new Error('the walk does not end');
-      return structuredClone(answer(token));
-    },
-  };
-  let error: unknown;
-  try {
-    for await (const step of walkOf(stream, ctx, Date.now())) steps.push(step);
-  } catch (e) {
-    error = e;
-  }
-  return {
-    appended: steps.flatMap((s) => s.append.map((r) => r.id)),
-    requests,
-    error,
-    checkpoint: steps.at(-1)?.checkpoint as Record<string, unknown> | undefined,
-  };
-}
-
-const pageOf = (pages: Page[]) => (token: string | undefined) =>
-  pages[token ? Number(token.slice(1)) : 0] as Page;
-
 describe('a newest-first walk over a source that misbehaves', () => {
   it('stops with ListingLoopError when a page token leads back to a page already read', async () => {
     const pages = listing(12);
     (pages[2] as Page).nextPageToken = 't1'; // page 3 names page 2 again
-    const { error, requests, appended } = await walk(pageOf(pages));
+    const { error, requests, appended } = await walkListing(pageFor(pages));
     expect(error).toBeInstanceOf(ListingLoopError);
     expect((error as Error).message).toMatch(/a page token the walk had already followed: the listing loops/);
     expect(requests).toBe(3);
@@ -92,18 +42,18 @@ describe('a newest-first walk over a source that misbehaves', () => {
 
   it('reads the same tokens again after a token was refused, without taking that for a loop', async () => {
     const pages = listing(12);
-    const first = await walk(pageOf(pages));
+    const first = await walkListing(pageFor(pages));
     // A later run carries on from page 2's token, which has expired: it passes again from the top,
     // where the source hands out that same token again, and ends.
     const expired = { ...(first.checkpoint as object), window: undefined };
     let refusedOnce = false;
-    const again = await walk(
+    const again = await walkListing(
       (token) => {
         if (token === 't1' && !refusedOnce) {
           refusedOnce = true;
           throw refused();
         }
-        return pageOf(pages)(token);
+        return pageFor(pages)(token);
       },
       {
         ...expired,
@@ -122,17 +72,17 @@ describe('a newest-first walk over a source that misbehaves', () => {
   });
 
   it('after a token refused mid-walk, passes again from the top and appends each new record once', async () => {
-    const first = await walk(pageOf(listing(12)));
+    const first = await walkListing(pageFor(listing(12)));
     // Six records arrive above the head (r11); the walk reads the first page, then the second page's
     // token is refused once, and it passes again from the top, skipping what it read, down to the head.
     const pages = listing(18);
     let refusedOnce = false;
-    const again = await walk((token) => {
+    const again = await walkListing((token) => {
       if (token === 't1' && !refusedOnce) {
         refusedOnce = true;
         throw refused();
       }
-      return pageOf(pages)(token);
+      return pageFor(pages)(token);
     }, first.checkpoint);
     expect(refusedOnce).toBe(true);
     expect(again.error).toBeUndefined();
@@ -145,9 +95,9 @@ describe('a newest-first walk over a source that misbehaves', () => {
 
   it("gives up with the service's message when it refuses the token after every pass from the top", async () => {
     const pages = listing(12);
-    const { error, requests } = await walk((token) => {
+    const { error, requests } = await walkListing((token) => {
       if (token) throw refused();
-      return pageOf(pages)(token);
+      return pageFor(pages)(token);
     });
     expect(error).toBeInstanceOf(RefusedTokensError);
     expect((error as Error).message).toMatch(
@@ -159,14 +109,14 @@ describe('a newest-first walk over a source that misbehaves', () => {
 
   it('keeps its head and the records still open through an empty answer', async () => {
     const pages = listing(12);
-    const first = await walk(pageOf(pages));
+    const first = await walkListing(pageFor(pages));
     const open = first.checkpoint?.open as Record<string, string>;
     expect(Object.keys(open).sort()).toEqual(['["r11"]', '["r2"]', '["r5"]', '["r8"]']);
-    const empty = await walk(() => ({ items: [] }), first.checkpoint);
+    const empty = await walkListing(() => ({ items: [] }), first.checkpoint);
     expect(empty.error).toBeUndefined();
     expect(empty.checkpoint).toMatchObject({ head: '["r11"]', open });
     // The listing is back: the open records are read again (down to the oldest of them), nothing new.
-    const back = await walk(pageOf(pages), empty.checkpoint);
+    const back = await walkListing(pageFor(pages), empty.checkpoint);
     expect(back).toMatchObject({ appended: [], requests: 4 });
   });
 
@@ -175,7 +125,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
     // Offset paging while a record arrived: each page starts with the last record of the page before.
     for (let p = 1; p < pages.length; p++)
       (pages[p] as Page).items.unshift((pages[p - 1] as Page).items.at(-1) as Item);
-    const { appended } = await walk(pageOf(pages));
+    const { appended } = await walkListing(pageFor(pages));
     expect(appended).toEqual(Array.from({ length: 12 }, (_, i) => `r${11 - i}`));
   });
 });
