@@ -126,8 +126,9 @@ export function checkpointText(checkpoint: Readonly<Record<string, unknown>> | n
   if (checkpoint === null) return '-';
   const parts: string[] = [];
   for (const [key, value] of Object.entries(checkpoint)) {
-    // The boundary keys, a snapshot's answer hash and the rejects already written are bookkeeping.
-    if (key === 'boundary' || key === 'answer' || key === KNOWN_REJECTS) continue;
+    // The boundary keys, a snapshot's answer hash, the keys below a head and the rejects already
+    // written are bookkeeping.
+    if (key === 'boundary' || key === 'answer' || key === 'belowHead' || key === KNOWN_REJECTS) continue;
     if (key === 'window' || key === 'reading') parts.push('paging');
     else if (typeof value === 'number') parts.push(`${key}=${timeOrNumber(value)}`);
     else if (typeof value === 'string') parts.push(`${key}=${keyText(value)}`);

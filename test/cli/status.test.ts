@@ -304,6 +304,7 @@ describe('status formatting', () => {
     expect(
       checkpointText({
         head: '["0xabcdef0123456789abcdef",3]',
+        belowHead: ['["0x12",0]', '["0x34",1]'],
         since: 1_793_577_600,
         open: { a: '1', b: '2' },
       }),

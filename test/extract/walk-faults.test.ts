@@ -21,6 +21,10 @@ function listing(count: number, size = 3): Page[] {
   return pagesOf(items, size);
 }
 
+/** `count` records, newest first, none still open: a walk reads down to its head and no further. */
+const finished = (count: number): Item[] =>
+  Array.from({ length: count }, (_, i) => ({ id: `r${count - 1 - i}`, status: 'done' }));
+
 const refused = () =>
   new FinalError(
     'the service rejected the request parameters: Invalid pageToken',
@@ -118,6 +122,32 @@ describe('a newest-first walk over a source that misbehaves', () => {
     // The listing is back: the open records are read again (down to the oldest of them), nothing new.
     const back = await walkListing(pageFor(pages), empty.checkpoint);
     expect(back).toMatchObject({ appended: [], requests: 4 });
+  });
+
+  it('passes its head though the head is no longer listed: nothing below it is appended again', async () => {
+    const items = finished(12);
+    const first = await walkListing(pageFor(pagesOf(items)));
+    expect(first.checkpoint?.belowHead).toEqual(items.slice(1).map((r) => `["${r.id}"]`));
+    // The head is delisted (re-indexed, say) and a record arrives: the walk passes at r10, below it.
+    const since = [{ id: 'r12', status: 'done' }, ...items.slice(1)];
+    const again = await walkListing(pageFor(pagesOf(since)), first.checkpoint);
+    expect(again).toMatchObject({ appended: ['r12'], requests: 1 });
+    expect(again.checkpoint).toMatchObject({ head: '["r12"]' });
+  });
+
+  it('keeps its top keys through quiet runs that read a page: four records delisted at once are passed', async () => {
+    let items = finished(12);
+    let committed = (await walkListing(pageFor(pagesOf(items)))).checkpoint;
+    for (const n of [12, 13]) {
+      items = [{ id: `r${n}`, status: 'done' }, ...items];
+      const run = await walkListing(pageFor(pagesOf(items)), committed);
+      expect(run).toMatchObject({ appended: [`r${n}`], requests: 1 });
+      committed = run.checkpoint;
+    }
+    // r13 down to r10 gone, more than one page: r9 was met by the first run alone, and is still known.
+    const after = await walkListing(pageFor(pagesOf(items.slice(4))), committed);
+    expect(after).toMatchObject({ appended: [], requests: 1 });
+    expect(after.checkpoint).toMatchObject({ head: '["r9"]' });
   });
 
   it('takes a record listed on two overlapping pages once', async () => {

@@ -19,20 +19,29 @@ import {
 /** Passes from the top after a refused page token, in one run, before the walk gives up. */
 const MAX_PASSES_AGAIN = 3;
 
+/**
+ * Keys a walk keeps of the top of the listing: the head and those listed just below it. A walk passes
+ * its head when it meets any of them, so one that is no longer listed (delisted, re-indexed, its key
+ * changed) does not send the walk down the whole history, appending it all again.
+ */
+const TOP_KEYS = 16;
+
 /** A stretch of the listing a walk has read, by the keys of its newest and its oldest record. */
 const Stretch = z.object({ top: z.string(), bottom: z.string() });
 
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `headAt` its
- * time, `since` its sort value (for listings that take a lower bound), and `open` the records that could
- * still change, with a hash of the version committed. A walk in progress (`window`) remembers its page token, the
- * newest record its pass met (`top`), the last one it handled (`bottom`), and what it learned so far.
+ * time, `belowHead` the keys listed next below it (newest first), `since` its sort value (for listings
+ * that take a lower bound), and `open` the records that could still change, with a hash of the version
+ * committed. A walk in progress (`window`) remembers its page token, the newest record its pass met
+ * (`top`) and the first few (`tops`), the last one it handled (`bottom`), and what it learned so far.
  * After a refused token a walk passes again from the top: `skip` holds, newest first, the stretches
  * earlier passes read that this one has not gone by yet (`skipping`: it is inside the first).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
   headAt: z.number().optional(),
+  belowHead: z.array(z.string()).optional(),
   since: z.number().optional(),
   open: z.record(z.string(), z.string()).default({}),
   window: z
@@ -43,6 +52,7 @@ const NewestFirstCheckpoint = z.object({
       topSince: z.number().optional(),
       topAt: z.number().optional(),
       bottom: z.string(),
+      tops: z.array(z.string()).default([]),
       passedHead: z.boolean(),
       seenOpen: z.array(z.string()),
       newOpen: z.record(z.string(), z.string()),
@@ -77,6 +87,7 @@ async function* walkOnce(
   const stream = ctx.stream as NewestFirstStream<z.ZodObject>;
   const state = NewestFirstCheckpoint.parse(ctx.checkpoint ?? {});
   const { head, open } = state;
+  const heads = new Set(head === undefined ? [] : [head, ...(state.belowHead ?? [])]);
   const openKeys = Object.keys(open);
   let window: Window | undefined = state.window;
   let first = state.window === undefined;
@@ -103,7 +114,7 @@ async function* walkOnce(
   const mayEndAt = (records: readonly unknown[], w: Window | undefined) => {
     const stretchEnds = new Set(w?.skip.flatMap((s) => [s.top, s.bottom]));
     // Keys only when there is one to meet: a first walk (no head, nothing open) tests times alone.
-    const byKey = head !== undefined || openKeys.length > 0 || stretchEnds.size > 0;
+    const byKey = heads.size > 0 || openKeys.length > 0 || stretchEnds.size > 0;
     return anyRecord(records, (record) => {
       if (floor !== undefined) {
         const time = stream.timeOf?.(record);
@@ -111,7 +122,7 @@ async function* walkOnce(
       }
       if (!byKey) return false;
       const key = keyOf(stream.primaryKey, record);
-      return key === head || key in open || stretchEnds.has(key);
+      return heads.has(key) || key in open || stretchEnds.has(key);
     });
   };
 
@@ -145,6 +156,7 @@ async function* walkOnce(
       pageToken: '',
       top: '',
       bottom: '',
+      tops: [],
       passedHead: false,
       seenOpen: [],
       newOpen: {},
@@ -164,7 +176,7 @@ async function* walkOnce(
       for (; rejected[nextRejected]?.before === before; nextRejected++) {
         const key = w.skip.length > 0 ? undefined : rawKeyOf(stream, rejected[nextRejected]?.record);
         if (key === undefined) continue;
-        if (!w.passedHead && key === head) w.passedHead = true;
+        if (!w.passedHead && heads.has(key)) w.passedHead = true;
         if (key in open) {
           seenOpen.add(key);
           w.newOpen[key] ??= open[key] as string;
@@ -185,8 +197,7 @@ async function* walkOnce(
       const stretch = w.skip[0];
       if (stretch) {
         // Above a stretch read before, a record was listed since: new. Inside it, one handled already.
-        if (!w.top) setTop(stream, record, key, w);
-        w.bottom = key;
+        passBy(stream, record, key, w);
         if (w.skipping || key === stretch.top) {
           w.skipping = key !== stretch.bottom;
           if (!w.skipping) w.skip = w.skip.slice(1);
@@ -206,9 +217,8 @@ async function* walkOnce(
         }
         continue;
       }
-      if (!w.top) setTop(stream, record, key, w);
-      w.bottom = key;
-      if (!w.passedHead && key === head) w.passedHead = true;
+      passBy(stream, record, key, w);
+      if (!w.passedHead && heads.has(key)) w.passedHead = true;
       if (!w.passedHead) {
         append.push(record);
         takenNow.add(key);
@@ -260,18 +270,27 @@ function passAgain(w: Window): Window {
     pageToken: '',
     top: '',
     bottom: '',
+    tops: [],
     skip: w.top ? [{ top: w.top, bottom }, ...ahead] : ahead,
     skipping: false,
   };
 }
 
-function setTop(
+/** The walk goes by a listed record: the newest of its pass is its top, the first few its top keys. */
+function passBy(
   stream: NewestFirstStream<z.ZodObject>,
   record: Record<string, unknown>,
   key: string,
   w: Window,
 ) {
+  w.bottom = key;
+  if (w.top) {
+    // A window of an older avalake, carried on, began with no top keys: it gathers none mid-listing.
+    if (w.tops.length > 0 && w.tops.length < TOP_KEYS) w.tops.push(key);
+    return;
+  }
   w.top = key;
+  w.tops = [key];
   const topSince = stream.sinceOf?.(record);
   if (topSince !== undefined) w.topSince = topSince;
   const topAt = stream.timeOf?.(record);
@@ -302,6 +321,7 @@ const sinceOf = (state: NewestFirstCheckpoint) => (state.since !== undefined ? {
 const headOf = (state: NewestFirstCheckpoint) => ({
   ...(state.head !== undefined ? { head: state.head } : {}),
   ...(state.headAt !== undefined ? { headAt: state.headAt } : {}),
+  ...(state.belowHead !== undefined ? { belowHead: state.belowHead } : {}),
 });
 
 /** The checkpoint after a complete walk: the new head, and the records still open. */
@@ -310,7 +330,26 @@ function finish(state: NewestFirstCheckpoint, w: Window): Record<string, unknown
   // nothing of the records still open: they stay open, to be read again, rather than forgotten for good.
   if (!w.top && !w.passedHead)
     return { ...headOf(state), ...sinceOf(state), open: { ...state.open, ...w.newOpen } };
-  const head = w.top ? { head: w.top, ...(w.topAt !== undefined ? { headAt: w.topAt } : {}) } : headOf(state);
+  const head = w.top
+    ? {
+        head: w.top,
+        ...(w.topAt !== undefined ? { headAt: w.topAt } : {}),
+        ...belowHeadOf(w, state),
+      }
+    : headOf(state);
   const since = w.topSince ?? state.since;
   return { ...head, ...(since !== undefined ? { since } : {}), open: w.newOpen };
+}
+
+/**
+ * The keys below the new head: those the pass met under it, then the heads before (still below it, if
+ * listed), so a quiet listing read a page at a time keeps all its top keys.
+ */
+function belowHeadOf(w: Window, state: NewestFirstCheckpoint): { belowHead?: string[] } {
+  const keys = new Set(w.tops);
+  if (state.head !== undefined) keys.add(state.head);
+  for (const key of state.belowHead ?? []) keys.add(key);
+  keys.delete(w.top);
+  const belowHead = [...keys].slice(0, TOP_KEYS - 1);
+  return belowHead.length > 0 ? { belowHead } : {};
 }
