@@ -15,6 +15,11 @@ export interface LockHolder {
   command: string;
   /** Linux boot id: a lock from before a reboot is stale whatever its pid now names. */
   bootId?: string;
+  /**
+   * When the holder's process started, in clock ticks after boot (Linux): with the boot id, it tells
+   * that process from a later one given the same pid, whatever the wall clock did meanwhile.
+   */
+  startTicks?: number;
   /** Tells our own lock from a later one with a reused pid. */
   token: string;
 }
@@ -104,6 +109,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     since: new Date().toISOString(),
     command: withoutSecrets(options.command ?? process.argv.slice(1)),
     bootId: await currentBootId(),
+    ...startTicksField(await processStartTicks(process.pid)),
     token: randomBytes(8).toString('hex'),
   };
   const started = Date.now();
@@ -195,7 +201,8 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
 /**
  * A process that started this long after the lock was taken is not the run that took it: its pid was
  * given again (after a kill -9 or an OOM kill of the holder; a container counts pids from 1 at each
- * start). The slack covers the wall clock stepping forward while a run holds the lock.
+ * start). The slack covers the wall clock stepping forward while a run holds the lock. Only for locks
+ * written without `startTicks` (an older avalake's), which are told apart exactly.
  */
 const REUSED_PID_SLACK_MS = 5 * 60_000;
 
@@ -210,20 +217,34 @@ export async function isAlive(holder: LockHolder): Promise<boolean> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const started = await processStartedAt(holder.pid);
+  const startTicks = await processStartTicks(holder.pid);
+  if (startTicks === undefined) return true;
+  // The same boot (checked above), so the same pid started at the same tick is the same process.
+  if (holder.startTicks !== undefined && holder.bootId === bootId) return startTicks === holder.startTicks;
+  const started = await startedAt(startTicks);
   return started === undefined || !(started > Date.parse(holder.since) + REUSED_PID_SLACK_MS);
 }
 
-/** When process `pid` started, in ms since the epoch; undefined where /proc cannot tell (not Linux). */
-async function processStartedAt(pid: number): Promise<number | undefined> {
+/** When process `pid` started, in clock ticks after boot; undefined where /proc cannot tell (not Linux). */
+async function processStartTicks(pid: number): Promise<number | undefined> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // Field 22, starttime, in clock ticks after boot; the fields are counted after the command's ")".
-    const startTicks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    // Field 22, starttime; the fields are counted after the command's ")".
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isInteger(ticks) ? ticks : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const startTicksField = (startTicks: number | undefined) => (startTicks !== undefined ? { startTicks } : {});
+
+/** A start in clock ticks after boot as ms since the epoch, by the wall clock now. */
+async function startedAt(startTicks: number): Promise<number | undefined> {
+  try {
     const uptime = Number((await readFile('/proc/uptime', 'utf8')).split(' ')[0]);
     // Ticks are USER_HZ, 100 a second on every Linux.
-    if (!Number.isFinite(startTicks) || !Number.isFinite(uptime)) return undefined;
-    return Date.now() - (uptime - startTicks / 100) * 1000;
+    return Number.isFinite(uptime) ? Date.now() - (uptime - startTicks / 100) * 1000 : undefined;
   } catch {
     return undefined;
   }

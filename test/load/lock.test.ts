@@ -140,6 +140,25 @@ describe('data directory lock', () => {
     await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
   });
 
+  it('tells its holder from a later process with the same pid by their start, whatever the clock did', async () => {
+    if (!existsSync('/proc/self/stat')) return;
+    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    const lock = await acquireLock(lockFile);
+    const { startTicks } = lock.holder;
+    expect(startTicks).toBeGreaterThan(0);
+    await lock.release();
+    // Taken while the clock ran six hours ahead by a run since killed; its pid now names this process,
+    // which started at another tick. By the time alone it looks like its holder (started before it).
+    const sixHoursAhead = new Date(Date.now() + 6 * 3_600_000).toISOString();
+    const other = { pid: process.pid, bootId, since: sixHoursAhead, startTicks: Number(startTicks) - 1 };
+    await writeFile(lockFile, holderFile(other));
+    await (await acquireLock(lockFile)).release();
+    // This process's own lock, though the clock stepped forward a day since it was taken: held.
+    const aDayAgo = new Date(Date.now() - 86_400_000).toISOString();
+    await writeFile(lockFile, holderFile({ pid: process.pid, bootId, since: aDayAgo, startTicks }));
+    await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
+  });
+
   it('takes over an unreadable lock file', async () => {
     await writeFile(lockFile, 'garbage');
     await (await acquireLock(lockFile)).release();
