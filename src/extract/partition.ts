@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Lake, type Observation, partitionId } from '../load/index.ts';
+import { type Lake, newestStampOf, type Observation, partitionId } from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import { knownRejectsOf } from './known-rejects.ts';
@@ -108,10 +108,13 @@ export async function extractPartition(work: PartitionWork) {
   work.progress({ kind: 'start', at: Date.now(), ...at });
   let fetched = 0;
   let fetchedRejects = 0;
+  // A snapshot is stamped with the run's start, or just after the partition's last stamp if the clock
+  // says earlier (it stepped back, or this worker's is behind): the newest snapshot is the last one read.
+  const stampedBefore = newestStampOf(lake.partitionState(stream.name, partition));
   const walk = walkOf(
     stream,
     { stream, pipeline, partition, checkpoint, fetchPage: counting },
-    work.runStartedAt,
+    Math.max(work.runStartedAt, (stampedBefore ?? Number.NEGATIVE_INFINITY) + 1),
   );
   const limits = pipeline.flush;
 

@@ -48,6 +48,8 @@ export interface Flush {
   readonly bytes: number;
   /** Settles once the flush has its number (its commit's place in the partition's order), or is done. */
   readonly numbered: Promise<void>;
+  /** The newest `_extracted_at` (ms) it stamped a row with, undefined before its first row. */
+  readonly stampedAt: number | undefined;
   /**
    * Appends records (already checked by the stream's zod schema). A value that does not fit its column
    * turns its record into a reject instead of failing the flush.
@@ -76,6 +78,11 @@ export interface FlushArgs {
   runId: string;
   /** The stream's record schema (a z.object). */
   schema: z.ZodType;
+  /**
+   * The newest `_extracted_at` (ms) of the partition's rows committed or staged before this flush: its
+   * rows are stamped later than that whatever the clock says (see `lineage`).
+   */
+  stampedBefore?: number;
   /**
    * Settles once the partition's flush before this one is numbered or done: this one's number is taken
    * after it, so the partition's commits keep the order the flushes began in, whatever order they
@@ -149,11 +156,22 @@ export function createFlush(args: FlushArgs): Flush {
   let rejected = 0;
   let stagedBytes = 0;
 
-  const lineage = (extractedAt: number | Date | undefined) => ({
-    ...partition,
-    [RUN_ID]: runId,
-    [EXTRACTED_AT]: extractedAt ?? Date.now(),
-  });
+  let stampedAt: number | undefined;
+  /**
+   * A row's lineage. Its `_extracted_at` orders a record's versions (staging keeps the newest), so it
+   * never goes back within a partition: after the clock stepped back (NTP correcting a clock that ran
+   * ahead, a VM resumed), or on a worker whose clock is behind the one that read the partition last,
+   * the row is stamped just after the partition's newest stamp, not before it, where a rebuild would
+   * take the older version for the newer.
+   */
+  const lineage = (extractedAt: number | Date | undefined) => {
+    const at =
+      extractedAt ??
+      Math.max(Date.now(), (args.stampedBefore ?? Number.NEGATIVE_INFINITY) + 1, stampedAt ?? 0);
+    const ms = typeof at === 'number' ? at : at.getTime();
+    stampedAt = Math.max(stampedAt ?? ms, ms);
+    return { ...partition, [RUN_ID]: runId, [EXTRACTED_AT]: at };
+  };
 
   /** Hands the builder's rows to the table's file (started with its first rows). */
   const push = async (table: Table) => {
@@ -289,6 +307,9 @@ export function createFlush(args: FlushArgs): Flush {
     get rejected() {
       return rejected;
     },
+    get stampedAt() {
+      return stampedAt;
+    },
     get bytes() {
       const buffered = (t: Table) => t.fileBytes + t.builder.byteLength();
       return stagedBytes + tables().reduce((sum, table) => sum + buffered(table), 0);
@@ -298,10 +319,11 @@ export function createFlush(args: FlushArgs): Flush {
     append: (records, extractedAt) =>
       refuseSealed('append') ??
       exclusive('append', async () => {
-        const extra = lineage(extractedAt);
+        let extra: ReturnType<typeof lineage> | undefined;
         let table: Table | undefined;
         for (const record of records) {
           table ??= data();
+          extra ??= lineage(extractedAt);
           try {
             table.builder.append(record, extra);
           } catch (error) {
@@ -318,8 +340,11 @@ export function createFlush(args: FlushArgs): Flush {
     reject: (items, extractedAt) =>
       refuseSealed('reject') ??
       exclusive('reject', async () => {
-        const extra = lineage(extractedAt);
-        for (const item of items) await addReject(item, extra);
+        let extra: ReturnType<typeof lineage> | undefined;
+        for (const item of items) {
+          extra ??= lineage(extractedAt);
+          await addReject(item, extra);
+        }
       }),
 
     commit: (checkpoint, observed) =>
@@ -335,6 +360,7 @@ export function createFlush(args: FlushArgs): Flush {
           files: [],
           checkpoint: JSON.parse(JSON.stringify(checkpoint)),
           ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
+          ...(stampedAt !== undefined ? { stampedAt } : {}),
         };
         // Failing to get its number (the catalog gone) ends the flush too: left open, it would keep the
         // lake from closing after the failure.

@@ -20,6 +20,7 @@ import { createFlush, type Flush, type Reject } from './flush.ts';
 import { checkLakeIdentity, ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
+import { newestStampOf } from './state.ts';
 import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
 
 /** A data directory opened for writing: locked, recovered, ready to flush. */
@@ -93,6 +94,15 @@ export interface OpenLakeOptions {
 }
 
 const NO_RECORD = z.object({});
+
+/** The newest time a partition's next rows must follow: its committed ones', and its flush's still committing. */
+function stampedBefore(
+  latest: PartitionState | undefined,
+  committing: Flush | undefined,
+): number | undefined {
+  const times = [newestStampOf(latest), committing?.stampedAt].filter((t) => t !== undefined);
+  return times.length > 0 ? Math.max(...times) : undefined;
+}
 
 /**
  * Every stream's state as of its newest commit, read-only, from the data directory's commit log or from
@@ -204,6 +214,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     try {
       const before = lastBegun.get(key);
       const flush: Flush = createFlush({
+        stampedBefore: stampedBefore(log.latest(stream, partition), before),
         log,
         encoder,
         stream,
@@ -255,7 +266,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         committedAt: new Date().toISOString(),
         files: [],
         checkpoint: latest?.checkpoint ?? null,
-        ...(confirmedAt !== undefined ? { confirmedAt } : {}),
+        // The confirmed rows are read again stamped with this time: later ones must follow it too.
+        ...(confirmedAt !== undefined ? { confirmedAt, stampedAt: confirmedAt } : {}),
         ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
       });
     },

@@ -61,6 +61,11 @@ export const dataCommitSchema = z.object({
    */
   confirmedAt: z.number().int().optional(),
   observed: observationSchema.optional(),
+  /**
+   * The newest time (ms) it stamped rows with: their `_extracted_at`, or an unchanged snapshot's
+   * `confirmedAt`; none without either.
+   */
+  stampedAt: z.number().int().optional(),
 });
 
 /** Small files of one folder merged into larger ones: the same rows, other files. Checkpoints untouched. */
@@ -104,6 +109,8 @@ const partitionStateSchema = z.object({
   rejects: z.number().int().nonnegative(),
   /** Times (ms) an unchanged snapshot was confirmed, with the `_snapshot_at` of the rows it confirmed. */
   confirmations: z.array(z.tuple([z.number().int(), z.number().int()])),
+  /** The newest time (ms) its commits ever stamped rows with (see `newestStampOf`). */
+  stampedAt: z.number().int().optional(),
   /** The source's clock and the stream's cadence at the newest read; the newest record time ever committed. */
   ...observationSchema.shape,
 });
@@ -138,6 +145,20 @@ export function emptyState(stream: string): StreamState {
   return { format: 2, stream, seq: 0, nextSeq: 1, generation: 0, partitions: new Map(), files: [] };
 }
 
+/**
+ * The newest time (ms) a partition's rows were stamped with: `_extracted_at`, `_snapshot_at` (the
+ * checkpoint's `snapshotAt`), an unchanged snapshot's confirmation. Those times order a record's
+ * versions and a partition's snapshots, so a partition's next ones are stamped after it, whatever the
+ * clock says (it may have stepped back, or be another worker's, behind). A commit of an older avalake
+ * says only when it was made, after its rows were stamped.
+ */
+export function newestStampOf(partition: PartitionState | undefined): number | undefined {
+  if (partition === undefined) return undefined;
+  const times = [partition.stampedAt, Date.parse(partition.committedAt), partition.checkpoint?.snapshotAt];
+  const known = times.filter((t): t is number => typeof t === 'number' && Number.isFinite(t));
+  return known.length > 0 ? Math.max(...known) : undefined;
+}
+
 /** Applies one record, in sequence order, to a stream's state (in place). */
 export function applyRecord(state: StreamState, record: CommitRecord): void {
   state.seq = Math.max(state.seq, record.seq);
@@ -154,6 +175,7 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
   // The source's clock and the cadence are as of the newest read; the newest record is the newest ever.
   const { sourceAt, cadence, ...observed } = record.observed ?? {};
   const newest = [before?.newestRecordAt, observed.newestRecordAt].filter((t) => t !== undefined);
+  const stamped = [before?.stampedAt, record.stampedAt].filter((t) => t !== undefined);
   const rowsOf = (table: 'data' | 'rejects') =>
     record.files.filter((f) => f.table === table).reduce((n, f) => n + f.rows, 0);
   state.partitions.set(id, {
@@ -171,6 +193,7 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
         ? [[record.confirmedAt, Number(record.checkpoint?.snapshotAt)] as [number, number]]
         : []),
     ],
+    ...(stamped.length > 0 ? { stampedAt: Math.max(...stamped) } : {}),
     ...(sourceAt !== undefined ? { sourceAt } : {}),
     ...(newest.length > 0 ? { newestRecordAt: Math.max(...newest) } : {}),
     ...(cadence !== undefined ? { cadence } : {}),
