@@ -150,6 +150,23 @@ describe('a newest-first walk over a source that misbehaves', () => {
     expect(after.checkpoint).toMatchObject({ head: '["r9"]' });
   });
 
+  it('does not take a record that still changes for a mark of its place: changed, it may be listed higher', async () => {
+    const items = finished(12);
+    (items[1] as Item).status = 'open'; // r10, just below the head
+    const first = await walkListing(pageFor(pagesOf(items)));
+    expect(first.checkpoint?.belowHead).not.toContain('["r10"]');
+    // Listed by last change: r10, done now, comes first, above two records listed since.
+    const since = [
+      { id: 'r10', status: 'done' },
+      { id: 'r13', status: 'done' },
+      { id: 'r12', status: 'done' },
+      items[0] as Item,
+      ...items.slice(2),
+    ];
+    const again = await walkListing(pageFor(pagesOf(since)), first.checkpoint);
+    expect(again.appended).toEqual(['r10', 'r13', 'r12']);
+  });
+
   it('takes a record listed on two overlapping pages once', async () => {
     const pages = listing(12);
     // Offset paging while a record arrived: each page starts with the last record of the page before.

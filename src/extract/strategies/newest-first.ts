@@ -22,7 +22,9 @@ const MAX_PASSES_AGAIN = 3;
 /**
  * Keys a walk keeps of the top of the listing: the head and those listed just below it. A walk passes
  * its head when it meets any of them, so one that is no longer listed (delisted, re-indexed, its key
- * changed) does not send the walk down the whole history, appending it all again.
+ * changed) does not send the walk down the whole history, appending it all again. Below the head, only
+ * final records: one that still changes might be listed higher once it has (a listing sorted by its
+ * last change), and met at the top it would end the walk before the records listed since.
  */
 const TOP_KEYS = 16;
 
@@ -286,7 +288,8 @@ function passBy(
   w.bottom = key;
   if (w.top) {
     // A window of an older avalake, carried on, began with no top keys: it gathers none mid-listing.
-    if (w.tops.length > 0 && w.tops.length < TOP_KEYS) w.tops.push(key);
+    const gathering = w.tops.length > 0 && w.tops.length < TOP_KEYS;
+    if (gathering && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
     return;
   }
   w.top = key;
@@ -347,7 +350,8 @@ function finish(state: NewestFirstCheckpoint, w: Window): Record<string, unknown
  */
 function belowHeadOf(w: Window, state: NewestFirstCheckpoint): { belowHead?: string[] } {
   const keys = new Set(w.tops);
-  if (state.head !== undefined) keys.add(state.head);
+  // The head before, if it was final then (it is not kept open).
+  if (state.head !== undefined && !(state.head in state.open)) keys.add(state.head);
   for (const key of state.belowHead ?? []) keys.add(key);
   keys.delete(w.top);
   const belowHead = [...keys].slice(0, TOP_KEYS - 1);
