@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
@@ -148,7 +148,14 @@ afterEach(() => {
 const DAY = 86_400;
 
 it('validators_history and stake_distribution_daily extend the last build with the new snapshots alone, to the tables a build from scratch makes; an older snapshot arriving late rebuilds them whole', async () => {
-  const w = demoWorkspace(emulator);
+  // One subnet at first; the other joins the pipeline later, on a host whose clock is behind.
+  let subnets: string[] = [];
+  const w = demoWorkspace(emulator, (p) => {
+    const primary = p.primary as { subnets: string[] };
+    subnets = primary.subnets;
+    primary.subnets = subnets.slice(0, 1);
+  });
+  expect(subnets.length).toBeGreaterThan(1);
   // avalake stamps each snapshot with its own clock: it moves with the world's.
   vi.useFakeTimers({ toFake: ['Date'] });
   let now = TEST_EPOCH;
@@ -196,8 +203,13 @@ it('validators_history and stake_distribution_daily extend the last build with t
   };
   await compare();
 
-  // A snapshot stamped before the newest one the history read (a host whose clock is behind): the
-  // history cannot extend past it, and is built whole, the same as from scratch.
+  // A snapshot stamped before the newest one the history read: the history cannot extend past it, and
+  // is built whole, the same as from scratch. A partition read before never stamps one earlier than
+  // its last (clock-steps-back.test.ts), so it is the first snapshot of a subnet added to the pipeline,
+  // read on a host whose clock is two days behind.
+  const pipeline = JSON.parse(readFileSync(w.pipelinePath, 'utf8'));
+  pipeline.primary.subnets = subnets;
+  writeFileSync(w.pipelinePath, JSON.stringify(pipeline));
   const late = await step(1, now - 2 * DAY);
   expect(modeOf(late, 'stg_validators')).toBe('incremental');
   expect(modeOf(late, 'validators_history')).toBe('full');
