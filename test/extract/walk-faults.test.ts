@@ -150,6 +150,29 @@ describe('a newest-first walk over a source that misbehaves', () => {
     expect(after.checkpoint).toMatchObject({ head: '["r9"]' });
   });
 
+  it('passes a page that lists the head at the head: a record listed since, below a key kept under it, is taken', async () => {
+    const items = finished(12);
+    const first = await walkListing(pageFor(pagesOf(items)));
+    // n1 arrives with the sort value of r11 and r10, and the source lists that tie in another order.
+    const tie = [items[1] as Item, { id: 'n1', status: 'done' }, items[0] as Item, ...items.slice(2)];
+    const again = await walkListing(pageFor(pagesOf(tie)), first.checkpoint);
+    expect(again.appended).toContain('n1');
+  });
+
+  it('after a run carried on from its page token, passes from the top down to its top alone', async () => {
+    const items = finished(12);
+    const first = await walkListing(pageFor(pagesOf(items)));
+    const news: Item[] = ['n5', 'n4', 'n3', 'n2', 'n1', 'n0'].map((id) => ({ id, status: 'done' }));
+    // Six records arrive; the run stops after its first page (n5, n4, n3), carrying its page token.
+    const stopped = await walkListing(pageFor(pagesOf([...news, ...items])), first.checkpoint, 1);
+    expect(stopped.appended).toEqual(['n5', 'n4', 'n3']);
+    // n5 and n4 are delisted: the carried token (an offset) now lists from r11 on, past n2 and n1. The
+    // pass from the top that follows does not stop at n3, a key kept below n5: it reads down to n5
+    // (gone, so the whole listing), and takes n2 and n1.
+    const next = await walkListing(pageFor(pagesOf([...news.slice(2), ...items])), stopped.checkpoint);
+    expect(next.appended).toEqual(expect.arrayContaining(['n2', 'n1', 'n0']));
+  });
+
   it('does not take a record that still changes for a mark of its place: changed, it may be listed higher', async () => {
     const items = finished(12);
     (items[1] as Item).status = 'open'; // r10, just below the head

@@ -38,14 +38,15 @@ export const pageFor = (pages: Page[]) => (token: string | undefined) =>
 
 /**
  * One walk of the listing after `committed`: `answer` gives the page for a token (or throws, as the
- * source's error). What it appended, rejected and committed, how many pages it asked for, and the error
- * it ended with, if any.
+ * source's error); `steps` stops the run after that many pages (interrupted: a spent quota, a signal).
+ * What it appended, rejected and committed, how many pages it asked for, and the error it ended with.
  */
 export async function walkListing(
   answer: (token: string | undefined) => Page,
   committed?: Record<string, unknown>,
+  steps = Number.POSITIVE_INFINITY,
 ) {
-  const steps: WalkStep[] = [];
+  const taken: WalkStep[] = [];
   let requests = 0;
   const ctx = {
     stream: listingStream,
@@ -60,15 +61,18 @@ export async function walkListing(
   };
   let error: unknown;
   try {
-    for await (const step of walkOf(listingStream, ctx, Date.now())) steps.push(step);
+    for await (const step of walkOf(listingStream, ctx, Date.now())) {
+      taken.push(step);
+      if (taken.length >= steps) break;
+    }
   } catch (e) {
     error = e;
   }
   return {
-    appended: steps.flatMap((s) => s.append.map((r) => r.id)),
-    rejected: steps.flatMap((s) => s.rejects).length,
+    appended: taken.flatMap((s) => s.append.map((r) => r.id)),
+    rejected: taken.flatMap((s) => s.rejects).length,
     requests,
     error,
-    checkpoint: steps.at(-1)?.checkpoint as Record<string, unknown>,
+    checkpoint: taken.findLast((s) => s.checkpoint !== undefined)?.checkpoint as Record<string, unknown>,
   };
 }

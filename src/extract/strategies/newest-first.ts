@@ -20,11 +20,12 @@ import {
 const MAX_PASSES_AGAIN = 3;
 
 /**
- * Keys a walk keeps of the top of the listing: the head and those listed just below it. A walk passes
- * its head when it meets any of them, so one that is no longer listed (delisted, re-indexed, its key
- * changed) does not send the walk down the whole history, appending it all again. Below the head, only
- * final records: one that still changes might be listed higher once it has (a listing sorted by its
- * last change), and met at the top it would end the walk before the records listed since.
+ * Keys a walk keeps of the top of the listing: the head and those listed just below it. A page that
+ * lists the head is passed at the head, as ever; one that does not is passed at the first of the keys
+ * below it, so a head no longer listed (delisted, re-indexed, its key changed) does not send the walk
+ * down the whole history, appending it all again. Only final records the walk knows it committed are
+ * kept below the head: one that still changes might be listed higher once it has (a listing sorted by
+ * its last change), and met at the top it would end the walk before the records listed since.
  */
 const TOP_KEYS = 16;
 
@@ -71,25 +72,37 @@ const versionOf = (record: unknown) =>
 
 export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let checkpoint = ctx.checkpoint;
+  let marks: Marks = 'head and below';
   for (;;) {
-    const end = yield* walkOnce({ ...ctx, checkpoint });
+    const end = yield* walkOnce({ ...ctx, checkpoint }, marks);
     // A walk carried on by an earlier run's page token ends at the top that run met: what the source
     // listed since sits above it, so one fresh pass follows, down to that top. Without it a run ends
     // "ok" with the lake behind the source until the run after. A walk that began at the top (a new
     // one, or one whose token was refused) has read it already.
     if (end.fromTop) return;
     checkpoint = end.checkpoint;
+    // That pass looks for the top alone: where records above it were delisted since, offset paging
+    // carried the walk past records never read, and only a pass down to the top finds them again.
+    marks = 'head';
   }
 }
+
+/** What tells a walk it is back where it stopped: the head alone, or also the keys listed below it. */
+type Marks = 'head' | 'head and below';
 
 /** One walk from the checkpoint: whether it read the listing from its top in this run, and where it ended. */
 async function* walkOnce(
   ctx: WalkContext,
+  marks: Marks,
 ): AsyncGenerator<WalkStep, { fromTop: boolean; checkpoint: Record<string, unknown> }, void> {
   const stream = ctx.stream as NewestFirstStream<z.ZodObject>;
   const state = NewestFirstCheckpoint.parse(ctx.checkpoint ?? {});
   const { head, open } = state;
-  const heads = new Set(head === undefined ? [] : [head, ...(state.belowHead ?? [])]);
+  // Open keys too are left out: a checkpoint of 1a94e86 kept some below its head.
+  const below = new Set(
+    head === undefined || marks === 'head' ? [] : (state.belowHead ?? []).filter((k) => !(k in open)),
+  );
+  const heads = new Set(head === undefined ? below : [head, ...below]);
   const openKeys = Object.keys(open);
   let window: Window | undefined = state.window;
   let first = state.window === undefined;
@@ -167,6 +180,10 @@ async function* walkOnce(
     };
     const seenOpen = new Set(w.seenOpen);
     const takenNow = new Set<string>();
+    // Where the page lists the head, the head alone passes it: records around it may have swapped
+    // places (equal sort values), and a record listed since may sit below a key that was below the head.
+    const marksHere =
+      below.size > 0 && !w.passedHead && !listsHead(stream, head, valid, rejected) ? heads : new Set([head]);
     let belowFloor = false;
     // A listed record that fails its schema is not appended, but it was listed all the same: the head,
     // or a record still open (above the head too: the head is the newest valid record), counts as met,
@@ -178,7 +195,7 @@ async function* walkOnce(
       for (; rejected[nextRejected]?.before === before; nextRejected++) {
         const key = w.skip.length > 0 ? undefined : rawKeyOf(stream, rejected[nextRejected]?.record);
         if (key === undefined) continue;
-        if (!w.passedHead && heads.has(key)) w.passedHead = true;
+        if (!w.passedHead && marksHere.has(key)) w.passedHead = true;
         if (key in open) {
           seenOpen.add(key);
           w.newOpen[key] ??= open[key] as string;
@@ -203,10 +220,12 @@ async function* walkOnce(
         if (w.skipping || key === stretch.top) {
           w.skipping = key !== stretch.bottom;
           if (!w.skipping) w.skip = w.skip.slice(1);
+          if (heads.has(key)) gatherTop(stream, record, key, w);
         } else {
           append.push(record);
           takenNow.add(key);
           trackOpen(stream, record, key, w, newest);
+          gatherTop(stream, record, key, w);
         }
         continue;
       }
@@ -220,12 +239,16 @@ async function* walkOnce(
         continue;
       }
       passBy(stream, record, key, w);
-      if (!w.passedHead && heads.has(key)) w.passedHead = true;
+      if (!w.passedHead && marksHere.has(key)) w.passedHead = true;
       if (!w.passedHead) {
         append.push(record);
         takenNow.add(key);
         trackOpen(stream, record, key, w, newest);
-      } else if (key in open) {
+        gatherTop(stream, record, key, w);
+      } else if (heads.has(key)) {
+        gatherTop(stream, record, key, w);
+      }
+      if (w.passedHead && key in open) {
         seenOpen.add(key);
         const version = versionOf(record);
         if (version !== open[key]) {
@@ -278,7 +301,7 @@ function passAgain(w: Window): Window {
   };
 }
 
-/** The walk goes by a listed record: the newest of its pass is its top, the first few its top keys. */
+/** The walk goes by a listed record: the newest of its pass is its top (and its first top key). */
 function passBy(
   stream: NewestFirstStream<z.ZodObject>,
   record: Record<string, unknown>,
@@ -286,18 +309,41 @@ function passBy(
   w: Window,
 ) {
   w.bottom = key;
-  if (w.top) {
-    // A window of an older avalake, carried on, began with no top keys: it gathers none mid-listing.
-    const gathering = w.tops.length > 0 && w.tops.length < TOP_KEYS;
-    if (gathering && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
-    return;
-  }
+  if (w.top) return;
   w.top = key;
   w.tops = [key];
   const topSince = stream.sinceOf?.(record);
   if (topSince !== undefined) w.topSince = topSince;
   const topAt = stream.timeOf?.(record);
   if (topAt !== undefined) w.topAt = topAt;
+}
+
+/**
+ * Keeps a key below the top, the walk knowing its record committed (appended now, or a key it kept
+ * before) and final. A window of an older avalake, carried on, began with no top keys: it gathers none
+ * mid-listing.
+ */
+function gatherTop(
+  stream: NewestFirstStream<z.ZodObject>,
+  record: Record<string, unknown>,
+  key: string,
+  w: Window,
+) {
+  if (w.tops.length === 0 || w.tops.length >= TOP_KEYS) return;
+  if (key !== w.top && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
+}
+
+/** Whether a page lists the head, as a valid record or a rejected one. */
+function listsHead(
+  stream: NewestFirstStream<z.ZodObject>,
+  head: string | undefined,
+  valid: readonly unknown[],
+  rejected: readonly { record: unknown }[],
+): boolean {
+  if (head === undefined) return false;
+  for (const record of valid)
+    if (keyOf(stream.primaryKey, record as Record<string, unknown>) === head) return true;
+  return rejected.some((r) => rawKeyOf(stream, r.record) === head);
 }
 
 function trackOpen(
@@ -352,7 +398,7 @@ function belowHeadOf(w: Window, state: NewestFirstCheckpoint): { belowHead?: str
   const keys = new Set(w.tops);
   // The head before, if it was final then (it is not kept open).
   if (state.head !== undefined && !(state.head in state.open)) keys.add(state.head);
-  for (const key of state.belowHead ?? []) keys.add(key);
+  for (const key of state.belowHead ?? []) if (!(key in state.open)) keys.add(key);
   keys.delete(w.top);
   const belowHead = [...keys].slice(0, TOP_KEYS - 1);
   return belowHead.length > 0 ? { belowHead } : {};
