@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, readFile, rename, unlink } from 'node:fs/promises';
+import { link, readFile, readlink, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,10 +16,15 @@ export interface LockHolder {
   /** Linux boot id: a lock from before a reboot is stale whatever its pid now names. */
   bootId?: string;
   /**
-   * When the holder's process started, in clock ticks after boot (Linux): with the boot id, it tells
-   * that process from a later one given the same pid, whatever the wall clock did meanwhile.
+   * When the holder's process started, in clock ticks after boot (Linux): with the boot id and the pid
+   * namespace, it tells that process from a later one given the same pid, whatever the wall clock did.
    */
   startTicks?: number;
+  /**
+   * The holder's pid namespace (Linux, `pid:[…]`). Containers that share a hostname each count pids
+   * from 1: a pid of another namespace names another process here, and only the time test applies.
+   */
+  pidNamespace?: string;
   /** Tells our own lock from a later one with a reused pid. */
   token: string;
 }
@@ -110,6 +115,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     command: withoutSecrets(options.command ?? process.argv.slice(1)),
     bootId: await currentBootId(),
     ...startTicksField(await processStartTicks(process.pid)),
+    ...pidNamespaceField(await currentPidNamespace()),
     token: randomBytes(8).toString('hex'),
   };
   const started = Date.now();
@@ -202,7 +208,7 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
  * A process that started this long after the lock was taken is not the run that took it: its pid was
  * given again (after a kill -9 or an OOM kill of the holder; a container counts pids from 1 at each
  * start). The slack covers the wall clock stepping forward while a run holds the lock. Only for locks
- * written without `startTicks` (an older avalake's), which are told apart exactly.
+ * that cannot be told apart exactly: an older avalake's, or one of another pid namespace.
  */
 const REUSED_PID_SLACK_MS = 5 * 60_000;
 
@@ -219,8 +225,13 @@ export async function isAlive(holder: LockHolder): Promise<boolean> {
   }
   const startTicks = await processStartTicks(holder.pid);
   if (startTicks === undefined) return true;
-  // The same boot (checked above), so the same pid started at the same tick is the same process.
-  if (holder.startTicks !== undefined && holder.bootId === bootId) return startTicks === holder.startTicks;
+  // The same boot (checked above) and pid namespace: the same pid started at the same tick is the same process.
+  const exact =
+    holder.startTicks !== undefined &&
+    holder.bootId === bootId &&
+    holder.pidNamespace !== undefined &&
+    holder.pidNamespace === (await currentPidNamespace());
+  if (exact) return startTicks === holder.startTicks;
   const started = await startedAt(startTicks);
   return started === undefined || !(started > Date.parse(holder.since) + REUSED_PID_SLACK_MS);
 }
@@ -238,6 +249,16 @@ async function processStartTicks(pid: number): Promise<number | undefined> {
 }
 
 const startTicksField = (startTicks: number | undefined) => (startTicks !== undefined ? { startTicks } : {});
+
+const pidNamespaceField = (pidNamespace: string | undefined) => (pidNamespace ? { pidNamespace } : {});
+
+async function currentPidNamespace(): Promise<string | undefined> {
+  try {
+    return await readlink('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
 
 /** A start in clock ticks after boot as ms since the epoch, by the wall clock now. */
 async function startedAt(startTicks: number): Promise<number | undefined> {

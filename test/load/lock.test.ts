@@ -144,18 +144,47 @@ describe('data directory lock', () => {
     if (!existsSync('/proc/self/stat')) return;
     const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
     const lock = await acquireLock(lockFile);
-    const { startTicks } = lock.holder;
+    const { startTicks, pidNamespace } = lock.holder;
     expect(startTicks).toBeGreaterThan(0);
     await lock.release();
     // Taken while the clock ran six hours ahead by a run since killed; its pid now names this process,
     // which started at another tick. By the time alone it looks like its holder (started before it).
     const sixHoursAhead = new Date(Date.now() + 6 * 3_600_000).toISOString();
-    const other = { pid: process.pid, bootId, since: sixHoursAhead, startTicks: Number(startTicks) - 1 };
+    const other = {
+      pid: process.pid,
+      bootId,
+      pidNamespace,
+      since: sixHoursAhead,
+      startTicks: Number(startTicks) - 1,
+    };
     await writeFile(lockFile, holderFile(other));
     await (await acquireLock(lockFile)).release();
     // This process's own lock, though the clock stepped forward a day since it was taken: held.
     const aDayAgo = new Date(Date.now() - 86_400_000).toISOString();
-    await writeFile(lockFile, holderFile({ pid: process.pid, bootId, since: aDayAgo, startTicks }));
+    await writeFile(
+      lockFile,
+      holderFile({ pid: process.pid, bootId, pidNamespace, since: aDayAgo, startTicks }),
+    );
+    await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
+  });
+
+  it('judges a holder of another pid namespace (a container of the same hostname) by time alone', async () => {
+    if (!existsSync('/proc/self/ns/pid')) return;
+    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    const lock = await acquireLock(lockFile);
+    const { startTicks, pidNamespace } = lock.holder;
+    expect(pidNamespace).toMatch(/^pid:\[\d+\]$/);
+    await lock.release();
+    // Taken a moment ago by a pid 1 (or any pid) of another container: this process, as its pid reads
+    // here, started before that, so it may be the holder.
+    const other = {
+      pid: process.pid,
+      bootId,
+      since: new Date().toISOString(),
+      startTicks: Number(startTicks) - 1,
+      pidNamespace: 'pid:[1]',
+    };
+    await writeFile(lockFile, holderFile(other));
     await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
   });
 
