@@ -79,7 +79,7 @@ export interface FlushArgs {
   /** The stream's record schema (a z.object). */
   schema: z.ZodType;
   /**
-   * The newest `_extracted_at` (ms) of the partition's rows committed or staged before this flush: its
+   * The newest `_extracted_at` (ms) of the stream's rows committed or staged before this flush: its
    * rows are stamped later than that whatever the clock says (see `lineage`).
    */
   stampedBefore?: number;
@@ -159,15 +159,19 @@ export function createFlush(args: FlushArgs): Flush {
   let stampedAt: number | undefined;
   /**
    * A row's lineage. Its `_extracted_at` orders a record's versions (staging keeps the newest), so it
-   * never goes back within a partition: after the clock stepped back (NTP correcting a clock that ran
-   * ahead, a VM resumed), or on a worker whose clock is behind the one that read the partition last,
-   * the row is stamped just after the partition's newest stamp, not before it, where a rebuild would
-   * take the older version for the newer.
+   * never goes back within a stream: after the clock stepped back (NTP correcting a clock that ran
+   * ahead, a VM resumed), or on a worker whose clock is behind the one that read the stream last, the
+   * rows are stamped just after the newest stamp, not before it, where a rebuild would take the older
+   * version for the newer. Each call's rows a millisecond after the last call's at least: a walk may
+   * list a record twice in one flush (a pass carried on, then one from the top), and a tie would leave
+   * staging to pick either.
    */
   const lineage = (extractedAt: number | Date | undefined) => {
-    const at =
-      extractedAt ??
-      Math.max(Date.now(), (args.stampedBefore ?? Number.NEGATIVE_INFINITY) + 1, stampedAt ?? 0);
+    const after = Math.max(
+      args.stampedBefore ?? Number.NEGATIVE_INFINITY,
+      stampedAt ?? Number.NEGATIVE_INFINITY,
+    );
+    const at = extractedAt ?? Math.max(Date.now(), after + 1);
     const ms = typeof at === 'number' ? at : at.getTime();
     stampedAt = Math.max(stampedAt ?? ms, ms);
     return { ...partition, [RUN_ID]: runId, [EXTRACTED_AT]: at };

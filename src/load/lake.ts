@@ -95,13 +95,11 @@ export interface OpenLakeOptions {
 
 const NO_RECORD = z.object({});
 
-/** The newest time a partition's next rows must follow: its committed ones', and its flush's still committing. */
-function stampedBefore(
-  latest: PartitionState | undefined,
-  committing: Flush | undefined,
-): number | undefined {
-  const times = [newestStampOf(latest), committing?.stampedAt].filter((t) => t !== undefined);
-  return times.length > 0 ? Math.max(...times) : undefined;
+/** The newest of some times, undefined when none is known. */
+function newestOf(times: Iterable<number | undefined>): number | undefined {
+  let newest: number | undefined;
+  for (const t of times) if (t !== undefined && (newest === undefined || t > newest)) newest = t;
+  return newest;
 }
 
 /**
@@ -200,6 +198,20 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   const appending = new Set<string>();
   /** Each partition's last flush begun (until it is done): the next one is numbered after it. */
   const lastBegun = new Map<string, Flush>();
+  /**
+   * Each stream's newest stamp as the lake opened, over its partitions: a record listed in several
+   * partitions (a delegation under its node and its reward address) has its versions ordered by the
+   * stream's stamps, not by one partition's.
+   */
+  const streamStamps = new Map<string, number | undefined>();
+  const streamStampOf = (stream: string) => {
+    if (!streamStamps.has(stream))
+      streamStamps.set(
+        stream,
+        newestOf([...(log.state(stream)?.partitions.values() ?? [])].map(newestStampOf)),
+      );
+    return streamStamps.get(stream);
+  };
   const encoder = options.encoder ?? createWorkerEncoder();
 
   const begin: Lake['begin'] = ({ stream, partition, schema }) => {
@@ -214,7 +226,12 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     try {
       const before = lastBegun.get(key);
       const flush: Flush = createFlush({
-        stampedBefore: stampedBefore(log.latest(stream, partition), before),
+        // The partition's own state too: another worker may have committed to it since the lake opened.
+        stampedBefore: newestOf([
+          streamStampOf(stream),
+          newestStampOf(log.latest(stream, partition)),
+          before?.stampedAt,
+        ]),
         log,
         encoder,
         stream,

@@ -1,0 +1,79 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { type Lake, openLake } from '../../src/load/lake.ts';
+import { query } from './duck.ts';
+
+/**
+ * `_extracted_at` orders a record's versions. The clock that stamps it may step back (NTP correcting a
+ * clock that ran ahead) or be another worker's, behind: the stamps of a stream never go back.
+ */
+
+const schema = z.object({ id: z.string(), status: z.string() });
+const STREAM = 'delegations';
+/** One delegation is listed under its node and under its reward address: two partitions. */
+const byNode = { network: 'fuji', subject: 'NodeID-1' };
+const byRewardAddress = { network: 'fuji', subject: 'P-fuji1abc' };
+
+let dataDir: string;
+const opened: Lake[] = [];
+const openTest = async () => {
+  const lake = await openLake({ dataDir });
+  opened.push(lake);
+  return lake;
+};
+
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'avalake-stamps-'));
+  vi.useFakeTimers({ toFake: ['Date'] });
+});
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const lake of opened.splice(0)) await lake.close().catch(() => undefined);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Each version of the record, oldest stamp first. */
+const versions = async () =>
+  (
+    await query(
+      `select status, epoch_ms(_extracted_at)::bigint::varchar as at
+       from read_parquet('${dataDir}/lake/${STREAM}/**/*.parquet', hive_partitioning = true)
+       order by _extracted_at, status`,
+    )
+  ).map((r) => [r.status, Number(r.at)]);
+
+describe('row stamps', () => {
+  it('follow the stream’s newest stamp after the clock stepped back, in another partition too', async () => {
+    const now = Date.parse('2026-11-29T12:00:00Z');
+    vi.setSystemTime(now + 6 * 3_600_000); // six hours ahead
+    let lake = await openTest();
+    let flush = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await flush.append([{ id: 'd1', status: 'pending' }]);
+    await flush.commit({});
+    await lake.close();
+
+    vi.setSystemTime(now); // NTP steps the clock back; the reward address's partition reads it next
+    lake = await openTest();
+    flush = lake.begin({ stream: STREAM, partition: byRewardAddress, schema });
+    await flush.append([{ id: 'd1', status: 'active' }]);
+    await flush.commit({});
+    expect(await versions()).toEqual([
+      ['pending', now + 6 * 3_600_000],
+      ['active', now + 6 * 3_600_000 + 1],
+    ]);
+  });
+
+  it('of two appends in one flush differ, though the clock has not moved', async () => {
+    vi.setSystemTime(Date.parse('2026-11-29T12:00:00Z'));
+    const lake = await openTest();
+    const flush = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await flush.append([{ id: 'd1', status: 'pending' }]);
+    await flush.append([{ id: 'd1', status: 'active' }]);
+    await flush.commit({});
+    const [first, second] = (await versions()).map(([, at]) => Number(at));
+    expect(second).toBe(Number(first) + 1);
+  });
+});
