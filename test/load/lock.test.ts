@@ -24,6 +24,13 @@ function deadPid(): number {
   return Number(child.stdout.toString());
 }
 
+/** What a lock this process takes says of it (taken and released). */
+async function ownLock() {
+  const lock = await acquireLock(lockFile);
+  await lock.release();
+  return lock.holder;
+}
+
 const holderFile = (fields: Record<string, unknown>) =>
   `${JSON.stringify({ hostname: hostname(), since: '2024-01-01T00:00:00.000Z', command: 'old run', token: 't', ...fields })}\n`;
 
@@ -142,11 +149,8 @@ describe('data directory lock', () => {
 
   it('tells its holder from a later process with the same pid by their start, whatever the clock did', async () => {
     if (!existsSync('/proc/self/stat')) return;
-    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
-    const lock = await acquireLock(lockFile);
-    const { startTicks, pidNamespace } = lock.holder;
+    const { bootId, startTicks, pidNamespace } = await ownLock();
     expect(startTicks).toBeGreaterThan(0);
-    await lock.release();
     // Taken while the clock ran six hours ahead by a run since killed; its pid now names this process,
     // which started at another tick. By the time alone it looks like its holder (started before it).
     const sixHoursAhead = new Date(Date.now() + 6 * 3_600_000).toISOString();
@@ -170,11 +174,8 @@ describe('data directory lock', () => {
 
   it('judges a holder of another pid namespace (a container of the same hostname) by time alone', async () => {
     if (!existsSync('/proc/self/ns/pid')) return;
-    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
-    const lock = await acquireLock(lockFile);
-    const { startTicks, pidNamespace } = lock.holder;
+    const { bootId, startTicks, pidNamespace } = await ownLock();
     expect(pidNamespace).toMatch(/^pid:\[\d+\]$/);
-    await lock.release();
     // Taken a moment ago by a pid 1 (or any pid) of another container: this process, as its pid reads
     // here, started before that, so it may be the holder.
     const other = {
