@@ -169,8 +169,14 @@ describe('a newest-first walk over a source that misbehaves', () => {
     // n5 and n4 are delisted: the carried token (an offset) now lists from r11 on, past n2 and n1. The
     // pass from the top that follows does not stop at n3, a key kept below n5: it reads down to n5
     // (gone, so the whole listing), and takes n2 and n1.
-    const next = await walkListing(pageFor(pagesOf([...news.slice(2), ...items])), stopped.checkpoint);
+    const delisted = pageFor(pagesOf([...news.slice(2), ...items]));
+    const next = await walkListing(delisted, stopped.checkpoint);
     expect(next.appended).toEqual(expect.arrayContaining(['n2', 'n1', 'n0']));
+    // The same, with that run stopped once the carried walk ended: the next run's pass looks for n5.
+    const carried = await walkListing(delisted, stopped.checkpoint, 1);
+    expect(carried.appended).not.toContain('n2');
+    const after = await walkListing(delisted, carried.checkpoint);
+    expect(after.appended).toEqual(expect.arrayContaining(['n2', 'n1']));
   });
 
   it('does not take a record that still changes for a mark of its place: changed, it may be listed higher', async () => {

@@ -40,11 +40,14 @@ const Stretch = z.object({ top: z.string(), bottom: z.string() });
  * (`top`) and the first few (`tops`), the last one it handled (`bottom`), and what it learned so far.
  * After a refused token a walk passes again from the top: `skip` holds, newest first, the stretches
  * earlier passes read that this one has not gone by yet (`skipping`: it is inside the first).
+ * `topAlone`: the walk ended carried on from a page token, and the next pass from the top looks for
+ * the head alone (see walkNewestFirst).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
   headAt: z.number().optional(),
   belowHead: z.array(z.string()).optional(),
+  topAlone: z.boolean().optional(),
   since: z.number().optional(),
   open: z.record(z.string(), z.string()).default({}),
   window: z
@@ -72,35 +75,30 @@ const versionOf = (record: unknown) =>
 
 export async function* walkNewestFirst(ctx: WalkContext): Walk {
   let checkpoint = ctx.checkpoint;
-  let marks: Marks = 'head and below';
   for (;;) {
-    const end = yield* walkOnce({ ...ctx, checkpoint }, marks);
+    const end = yield* walkOnce({ ...ctx, checkpoint });
     // A walk carried on by an earlier run's page token ends at the top that run met: what the source
     // listed since sits above it, so one fresh pass follows, down to that top. Without it a run ends
     // "ok" with the lake behind the source until the run after. A walk that began at the top (a new
     // one, or one whose token was refused) has read it already.
     if (end.fromTop) return;
+    // That pass looks for the top alone (`topAlone`, in this run or the next if this one stops first):
+    // where records above the top were delisted since, offset paging carried the walk past records
+    // never read, and only a pass down to the top itself finds them again.
     checkpoint = end.checkpoint;
-    // That pass looks for the top alone: where records above it were delisted since, offset paging
-    // carried the walk past records never read, and only a pass down to the top finds them again.
-    marks = 'head';
   }
 }
-
-/** What tells a walk it is back where it stopped: the head alone, or also the keys listed below it. */
-type Marks = 'head' | 'head and below';
 
 /** One walk from the checkpoint: whether it read the listing from its top in this run, and where it ended. */
 async function* walkOnce(
   ctx: WalkContext,
-  marks: Marks,
 ): AsyncGenerator<WalkStep, { fromTop: boolean; checkpoint: Record<string, unknown> }, void> {
   const stream = ctx.stream as NewestFirstStream<z.ZodObject>;
   const state = NewestFirstCheckpoint.parse(ctx.checkpoint ?? {});
   const { head, open } = state;
   // Open keys too are left out: a checkpoint of 1a94e86 kept some below its head.
   const below = new Set(
-    head === undefined || marks === 'head' ? [] : (state.belowHead ?? []).filter((k) => !(k in open)),
+    head === undefined || state.topAlone ? [] : (state.belowHead ?? []).filter((k) => !(k in open)),
   );
   const heads = new Set(head === undefined ? below : [head, ...below]);
   const openKeys = Object.keys(open);
@@ -266,7 +264,9 @@ async function* walkOnce(
     const pageToken = nextToken;
     const caughtUp = w.skip.length === 0 && w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!pageToken || caughtUp || belowFloor) {
-      const checkpoint = finish(state, w);
+      // A pass from the top that met records has looked for the top; an empty one has not.
+      const topAlone = fromTop ? state.topAlone === true && !w.top : true;
+      const checkpoint = { ...finish(state, w), ...(topAlone ? { topAlone } : {}) };
       yield { append, rejects, ...reached, checkpoint };
       return { fromTop, checkpoint };
     }
@@ -275,7 +275,13 @@ async function* walkOnce(
       append,
       rejects,
       ...reached,
-      checkpoint: { ...headOf(state), ...sinceOf(state), open, window },
+      checkpoint: {
+        ...headOf(state),
+        ...(state.topAlone ? { topAlone: true } : {}),
+        ...sinceOf(state),
+        open,
+        window,
+      },
     };
   }
 }
