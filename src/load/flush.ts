@@ -79,10 +79,12 @@ export interface FlushArgs {
   /** The stream's record schema (a z.object). */
   schema: z.ZodType;
   /**
-   * The newest `_extracted_at` (ms) of the stream's rows committed or staged before this flush: its
-   * rows are stamped later than that whatever the clock says (see `lineage`).
+   * The newest `_extracted_at` (ms) of the stream's rows so far, committed or not, read as each call
+   * stamps its rows: they are stamped later than that whatever the clock says (see `lineage`).
    */
-  stampedBefore?: number;
+  stampedBefore?: () => number | undefined;
+  /** Told each stamp the flush gives, so that the stream's later rows follow it. */
+  onStamped?: (ms: number) => void;
   /**
    * Settles once the partition's flush before this one is numbered or done: this one's number is taken
    * after it, so the partition's commits keep the order the flushes began in, whatever order they
@@ -168,12 +170,13 @@ export function createFlush(args: FlushArgs): Flush {
    */
   const lineage = (extractedAt: number | Date | undefined) => {
     const after = Math.max(
-      args.stampedBefore ?? Number.NEGATIVE_INFINITY,
+      args.stampedBefore?.() ?? Number.NEGATIVE_INFINITY,
       stampedAt ?? Number.NEGATIVE_INFINITY,
     );
     const at = extractedAt ?? Math.max(Date.now(), after + 1);
     const ms = typeof at === 'number' ? at : at.getTime();
     stampedAt = Math.max(stampedAt ?? ms, ms);
+    args.onStamped?.(ms);
     return { ...partition, [RUN_ID]: runId, [EXTRACTED_AT]: at };
   };
 

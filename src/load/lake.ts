@@ -199,9 +199,10 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   /** Each partition's last flush begun (until it is done): the next one is numbered after it. */
   const lastBegun = new Map<string, Flush>();
   /**
-   * Each stream's newest stamp as the lake opened, over its partitions: a record listed in several
-   * partitions (a delegation under its node and its reward address) has its versions ordered by the
-   * stream's stamps, not by one partition's.
+   * Each stream's newest stamp: over its partitions as the lake opened, then each one its flushes give.
+   * A record listed in several partitions (a delegation under its node and its reward address) has its
+   * versions ordered by the stream's stamps, not by one partition's, also when the clock steps back
+   * between two partitions of one run.
    */
   const streamStamps = new Map<string, number | undefined>();
   const streamStampOf = (stream: string) => {
@@ -211,6 +212,9 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         newestOf([...(log.state(stream)?.partitions.values() ?? [])].map(newestStampOf)),
       );
     return streamStamps.get(stream);
+  };
+  const stamped = (stream: string, ms: number) => {
+    streamStamps.set(stream, newestOf([streamStampOf(stream), ms]));
   };
   const encoder = options.encoder ?? createWorkerEncoder();
 
@@ -227,11 +231,9 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       const before = lastBegun.get(key);
       const flush: Flush = createFlush({
         // The partition's own state too: another worker may have committed to it since the lake opened.
-        stampedBefore: newestOf([
-          streamStampOf(stream),
-          newestStampOf(log.latest(stream, partition)),
-          before?.stampedAt,
-        ]),
+        stampedBefore: () =>
+          newestOf([streamStampOf(stream), newestStampOf(log.latest(stream, partition)), before?.stampedAt]),
+        onStamped: (ms) => stamped(stream, ms),
         log,
         encoder,
         stream,

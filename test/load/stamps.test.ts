@@ -66,6 +66,20 @@ describe('row stamps', () => {
     ]);
   });
 
+  it('follow the stream’s newest stamp when the clock steps back between two partitions of one run', async () => {
+    const now = Date.parse('2026-11-29T12:00:00Z');
+    vi.setSystemTime(now + 6 * 3_600_000);
+    const lake = await openTest();
+    const byNodeFlush = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await byNodeFlush.append([{ id: 'd1', status: 'pending' }]);
+    await byNodeFlush.commit({});
+    vi.setSystemTime(now);
+    const byAddressFlush = lake.begin({ stream: STREAM, partition: byRewardAddress, schema });
+    await byAddressFlush.append([{ id: 'd1', status: 'active' }]);
+    await byAddressFlush.commit({});
+    expect((await versions()).map(([status]) => status)).toEqual(['pending', 'active']);
+  });
+
   it('of two appends in one flush differ, though the clock has not moved', async () => {
     vi.setSystemTime(Date.parse('2026-11-29T12:00:00Z'));
     const lake = await openTest();
