@@ -5,6 +5,7 @@ import {
   LakeCorruptError,
   type LockStanding,
   lakePaths,
+  newestStampOf,
   readLakeState,
   readLockStanding,
   readWorkers,
@@ -37,6 +38,12 @@ export interface PartitionStanding {
    * host that committed it is ahead of this one's (or this one's behind); ages and freshness are off.
    */
   aheadSeconds?: number;
+  /**
+   * Set when the partition's rows are stamped more than a minute later than now, its last commit not:
+   * by how much. A run whose clock was ahead stamped them, and new rows are stamped after them (the
+   * stamps order a record's versions) until this clock catches up.
+   */
+  stampedAheadSeconds?: number;
   lastRunId: string;
   /** The newest commit's checkpoint (null: none yet, e.g. rejects only). */
   checkpoint: Readonly<Record<string, unknown>> | null;
@@ -73,6 +80,7 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
   for (const [stream, state] of await readLakeState(dataDir, catalog)) {
     for (const p of state.partitions.values()) {
       const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
+      const stampedAhead = Math.round(((newestStampOf(p) ?? now) - now) / 1000);
       partitions.push({
         stream,
         partition: p.partition,
@@ -81,6 +89,9 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
         lastCommitAt: p.committedAt,
         ageSeconds: Math.max(0, age),
         ...(-age > CLOCK_SLACK_SECONDS ? { aheadSeconds: -age } : {}),
+        ...(-age <= CLOCK_SLACK_SECONDS && stampedAhead > CLOCK_SLACK_SECONDS
+          ? { stampedAheadSeconds: stampedAhead }
+          : {}),
         lastRunId: p.runId,
         checkpoint: p.checkpoint,
         rows: p.rows,
@@ -223,6 +234,14 @@ export function formatStatus(status: LakeStatus): string {
           `${ageText(Math.max(...ahead.map((p) => p.aheadSeconds ?? 0)))} after this host's clock (age shown ` +
           'negative): the clocks of the hosts that run avalake disagree, and ages and freshness tests are off ' +
           'by as much; set them right (NTP)',
+      );
+    const stampedAhead = status.partitions.filter((p) => p.stampedAheadSeconds !== undefined);
+    if (stampedAhead.length > 0)
+      lines.push(
+        `warning: ${stampedAhead.length} partition${stampedAhead.length === 1 ? "'s" : "s'"} rows are stamped up to ` +
+          `${ageText(Math.max(...stampedAhead.map((p) => p.stampedAheadSeconds ?? 0)))} after this host's clock: ` +
+          'a run whose clock was ahead stamped them, and new rows are stamped after them (_extracted_at orders ' +
+          "a record's versions) until the clock catches up; keep the clocks of the hosts that run avalake right (NTP)",
       );
   }
   if (status.lockedBy) lines.push(lockLine('a run holds the data directory', 'run', status.lockedBy));

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { formatStatus, readStatus } from '../../src/cli/status.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
@@ -65,6 +66,19 @@ describe('after the clock steps back', () => {
     );
     for (const { txHash, delegationStatus } of moved)
       expect(kept.get(txHash), String(txHash)).toBe(delegationStatus);
+
+    // status says the rows are stamped ahead of the clock (the commits are not: they say when).
+    const now = Date.now() + 120_000;
+    const report = await readStatus(workspace.dataDir, now);
+    for (const p of report.partitions) {
+      expect(p.aheadSeconds).toBeUndefined();
+      expect(p.stampedAheadSeconds).toBeGreaterThan(5 * 3600);
+    }
+    expect(formatStatus(report)).toMatch(
+      new RegExp(
+        `warning: ${report.partitions.length} partitions' rows are stamped up to 5h \\d+m after this host's clock`,
+      ),
+    );
   });
 
   it('a snapshot read after the step is the newest snapshot', async () => {
