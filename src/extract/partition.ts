@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Lake, newestStampOf, type Observation, partitionId } from '../load/index.ts';
+import { type Lake, newestStampOf, nextStamp, type Observation, partitionId } from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import { knownRejectsOf } from './known-rejects.ts';
@@ -114,7 +114,7 @@ export async function extractPartition(work: PartitionWork) {
   const walk = walkOf(
     stream,
     { stream, pipeline, partition, checkpoint, fetchPage: counting },
-    Math.max(work.runStartedAt, (stampedBefore ?? Number.NEGATIVE_INFINITY) + 1),
+    nextStamp(work.runStartedAt, stampedBefore),
   );
   const limits = pipeline.flush;
 

@@ -8,6 +8,7 @@ import { RecordTypeError } from './errors.ts';
 import { type FileTable, lakeRelativePath, type Partition, stagedFileName } from './layout.ts';
 import { CommitConflictError } from './records.ts';
 import { rejectSchema } from './rejects.ts';
+import { newestOf, nextStamp } from './state.ts';
 import { stagedPath } from './storage.ts';
 
 /** A staged file is cut at this many buffered bytes even before BATCH_ROWS rows. */
@@ -164,16 +165,13 @@ export function createFlush(args: FlushArgs): Flush {
    * never goes back within a stream: after the clock stepped back (NTP correcting a clock that ran
    * ahead, a VM resumed), or on a worker whose clock is behind the one that read the stream last, the
    * rows are stamped just after the newest stamp, not before it, where a rebuild would take the older
-   * version for the newer. Each call's rows a millisecond after the last call's at least: a walk may
-   * list a record twice in one flush (a pass carried on, then one from the top), and a tie would leave
-   * staging to pick either.
+   * version for the newer (`nextStamp`). While the clock is behind, each call's rows a millisecond after
+   * the last call's: a walk may list a record twice in one flush (a pass carried on, then one from the
+   * top), and a tie would leave staging to pick either.
    */
   const lineage = (extractedAt: number | Date | undefined) => {
-    const after = Math.max(
-      args.stampedBefore?.() ?? Number.NEGATIVE_INFINITY,
-      stampedAt ?? Number.NEGATIVE_INFINITY,
-    );
-    const at = extractedAt ?? Math.max(Date.now(), after + 1);
+    const newest = newestOf([args.stampedBefore?.(), stampedAt]);
+    const at = extractedAt ?? nextStamp(Date.now(), newest);
     const ms = typeof at === 'number' ? at : at.getTime();
     stampedAt = Math.max(stampedAt ?? ms, ms);
     args.onStamped?.(ms);

@@ -20,7 +20,7 @@ import { createFlush, type Flush, type Reject } from './flush.ts';
 import { checkLakeIdentity, ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
-import { newestStampOf } from './state.ts';
+import { newestOf, newestStampOf } from './state.ts';
 import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
 
 /** A data directory opened for writing: locked, recovered, ready to flush. */
@@ -94,13 +94,6 @@ export interface OpenLakeOptions {
 }
 
 const NO_RECORD = z.object({});
-
-/** The newest of some times, undefined when none is known. */
-function newestOf(times: Iterable<number | undefined>): number | undefined {
-  let newest: number | undefined;
-  for (const t of times) if (t !== undefined && (newest === undefined || t > newest)) newest = t;
-  return newest;
-}
 
 /**
  * Every stream's state as of its newest commit, read-only, from the data directory's commit log or from

@@ -159,6 +159,22 @@ export function newestStampOf(partition: PartitionState | undefined): number | u
   return known.length > 0 ? Math.max(...known) : undefined;
 }
 
+/** The newest of some times, undefined when none is known. */
+export function newestOf(times: Iterable<number | undefined>): number | undefined {
+  let newest: number | undefined;
+  for (const t of times) if (t !== undefined && (newest === undefined || t > newest)) newest = t;
+  return newest;
+}
+
+/**
+ * The stamp for rows read `now`, after the newest stamp so far: `now`, unless the clock says earlier
+ * (it stepped back, or is another worker's, behind), then a millisecond after the newest. A clock that
+ * has not moved since gives the same stamp again: reads in one millisecond are equally new.
+ */
+export function nextStamp(now: number, newest: number | undefined): number {
+  return newest === undefined || now >= newest ? now : newest + 1;
+}
+
 /** Applies one record, in sequence order, to a stream's state (in place). */
 export function applyRecord(state: StreamState, record: CommitRecord): void {
   state.seq = Math.max(state.seq, record.seq);

@@ -80,14 +80,29 @@ describe('row stamps', () => {
     expect((await versions()).map(([status]) => status)).toEqual(['pending', 'active']);
   });
 
-  it('of two appends in one flush differ, though the clock has not moved', async () => {
-    vi.setSystemTime(Date.parse('2026-11-29T12:00:00Z'));
+  it('of two appends in one flush differ while the clock is behind; in one millisecond of a right clock, they tie', async () => {
+    const now = Date.parse('2026-11-29T12:00:00Z');
+    vi.setSystemTime(now + 3_600_000);
     const lake = await openTest();
-    const flush = lake.begin({ stream: STREAM, partition: byNode, schema });
-    await flush.append([{ id: 'd1', status: 'pending' }]);
-    await flush.append([{ id: 'd1', status: 'active' }]);
-    await flush.commit({});
-    const [first, second] = (await versions()).map(([, at]) => Number(at));
-    expect(second).toBe(Number(first) + 1);
+    const ahead = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await ahead.append([{ id: 'd0', status: 'pending' }]);
+    await ahead.commit({});
+    vi.setSystemTime(now); // behind the stamps: each call after the last
+    const behind = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await behind.append([{ id: 'd1', status: 'pending' }]);
+    await behind.append([{ id: 'd1', status: 'active' }]);
+    await behind.commit({});
+    vi.setSystemTime(now + 7_200_000); // past them: the clock's time, the same for two calls in one ms
+    const right = lake.begin({ stream: STREAM, partition: byNode, schema });
+    await right.append([{ id: 'd2', status: 'pending' }]);
+    await right.append([{ id: 'd2', status: 'active' }]);
+    await right.commit({});
+    expect(await versions()).toEqual([
+      ['pending', now + 3_600_000],
+      ['pending', now + 3_600_001],
+      ['active', now + 3_600_002],
+      ['active', now + 7_200_000],
+      ['pending', now + 7_200_000],
+    ]);
   });
 });
