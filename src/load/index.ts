@@ -44,7 +44,7 @@ export {
 } from './lock.ts';
 export { CatalogRefusedError, CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { rejectSchema } from './rejects.ts';
-export { hasConfirmations, newestStampOf, nextStamp, type Observation } from './state.ts';
+export { hasConfirmations, newestOf, newestStampOf, nextStamp, type Observation } from './state.ts';
 export {
   eachLimited,
   isObjectStorage,

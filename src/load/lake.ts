@@ -222,10 +222,12 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     open.add(token);
     try {
       const before = lastBegun.get(key);
+      // The partition's own stamps too: another worker may have committed to it since the lake opened
+      // (a claim reads it again), and its flush before this one may still be committing. Neither moves
+      // while this flush takes rows: only the stream's, raised by the other partitions, is read live.
+      const partitionStamp = newestOf([newestStampOf(log.latest(stream, partition)), before?.stampedAt]);
       const flush: Flush = createFlush({
-        // The partition's own state too: another worker may have committed to it since the lake opened.
-        stampedBefore: () =>
-          newestOf([streamStampOf(stream), newestStampOf(log.latest(stream, partition)), before?.stampedAt]),
+        stampedBefore: () => newestOf([streamStampOf(stream), partitionStamp]),
         onStamped: (ms) => stamped(stream, ms),
         log,
         encoder,

@@ -154,15 +154,19 @@ export function emptyState(stream: string): StreamState {
  */
 export function newestStampOf(partition: PartitionState | undefined): number | undefined {
   if (partition === undefined) return undefined;
-  const times = [partition.stampedAt, Date.parse(partition.committedAt), partition.checkpoint?.snapshotAt];
-  const known = times.filter((t): t is number => typeof t === 'number' && Number.isFinite(t));
-  return known.length > 0 ? Math.max(...known) : undefined;
+  const snapshotAt = partition.checkpoint?.snapshotAt;
+  return newestOf([
+    partition.stampedAt,
+    Date.parse(partition.committedAt),
+    typeof snapshotAt === 'number' ? snapshotAt : undefined,
+  ]);
 }
 
-/** The newest of some times, undefined when none is known. */
+/** The latest of some times, undefined when none is known (a time that is not a finite number is not). */
 export function newestOf(times: Iterable<number | undefined>): number | undefined {
   let newest: number | undefined;
-  for (const t of times) if (t !== undefined && (newest === undefined || t > newest)) newest = t;
+  for (const t of times)
+    if (t !== undefined && Number.isFinite(t) && (newest === undefined || t > newest)) newest = t;
   return newest;
 }
 

@@ -18,13 +18,8 @@ export interface WalkStep {
   newestAt?: number;
 }
 
-/** The latest of some record times, undefined when none has one. */
-export function newestOf(times: Iterable<number | undefined>): number | undefined {
-  let newest: number | undefined;
-  for (const t of times)
-    if (t !== undefined && Number.isFinite(t) && (newest === undefined || t > newest)) newest = t;
-  return newest;
-}
+/** The latest of some record times, undefined when none has one: the lake's own, for its stamps. */
+export { newestOf } from '../../load/index.ts';
 
 /** A step's `newestAt`, present only when known. */
 export const newestField = (newestAt: number | undefined) => (newestAt !== undefined ? { newestAt } : {});
