@@ -38,10 +38,14 @@ export async function checkLakeIdentity(catalog: Catalog, storage: LakeStorage):
   // the lake's objects may make, where listing `_lake/` needs the right to list the bucket.
   if (bound && (await storage.size(`${MARKS}/${bound.id}`)) !== undefined) return true;
   const marks = await storage.list(MARKS);
+  // A worker opening a new lake beside this one binds the catalog and then marks the lake, perhaps
+  // between the reads above: its mark is listed now, and the binding read again names it.
+  const latest = bound ?? (await catalog.lakeBinding());
+  if (latest && marks.includes(latest.id)) return true;
   if (marks.length > 0)
     throw new LakeMismatchError(
-      bound
-        ? `${storage.where} is not the lake the catalog ${catalog.name} keeps (that one is at ${bound.location}): ` +
+      latest
+        ? `${storage.where} is not the lake the catalog ${catalog.name} keeps (that one is at ${latest.location}): ` +
             "name that lake's data directory with --data-dir, or open this one with its own catalog"
         : `${storage.where} is the lake of another catalog, and the catalog ${catalog.name} keeps none of its ` +
             'commits: open it with its own catalog (--catalog)',
@@ -50,7 +54,7 @@ export async function checkLakeIdentity(catalog: Catalog, storage: LakeStorage):
   // there is over the wrong place, not a lake to bind.
   if (!(await holdsItsFiles(catalog, storage)))
     throw new LakeMismatchError(
-      `the catalog ${catalog.name} keeps the commit log of ${bound ? `the lake at ${bound.location}` : 'another lake'}, ` +
+      `the catalog ${catalog.name} keeps the commit log of ${latest ? `the lake at ${latest.location}` : 'another lake'}, ` +
         `and ${storage.where} holds none of its files: name that lake's data directory with --data-dir`,
     );
   return false;

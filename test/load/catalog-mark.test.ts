@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
+import { openCatalog } from '../../src/load/catalog.ts';
 import { localCommitLogKind } from '../../src/load/commit-log-kind.ts';
 import { openLake, readLakeState } from '../../src/load/lake.ts';
-import { LakeMismatchError } from '../../src/load/lake-identity.ts';
+import { checkLakeIdentity, LakeMismatchError, markLakeIdentity } from '../../src/load/lake-identity.ts';
+import { diskStorage } from '../../src/load/storage.ts';
 import { lake } from '../../src/schemas/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
@@ -88,6 +90,37 @@ it("a catalog opened over another catalog's lake is refused, naming where its ow
     ...((await readLakeState(lakeOfSecond, second)).get('transfers')?.partitions.values() ?? []),
   ]).toEqual([expect.objectContaining({ rows: 2 })]);
 });
+
+it.each([
+  ['before the worker binds the catalog', false],
+  ['after the worker binds the catalog, before it marks the lake', true],
+])(
+  'a reader opening a new lake beside a worker starting on it: read %s, it is the same lake',
+  async (_, bindFirst) => {
+    const url = await freshDatabase(server.url);
+    const [reader, worker] = [await openCatalog(url), await openCatalog(url)];
+    try {
+      const home = await dataDir('race');
+      const lakeFiles = diskStorage(join(home, 'lake'));
+      const binding = { id: 'lake-being-started', location: lakeFiles.where };
+      if (bindFirst) await worker.bindLake(binding);
+      // The worker's steps land between the reader's look for its mark and its listing of the marks: what
+      // a build racing the first workers on a bucket met in CI.
+      const racing = {
+        ...lakeFiles,
+        async list(folder: string) {
+          if (!bindFirst) await worker.bindLake(binding);
+          await markLakeIdentity(worker, lakeFiles);
+          return lakeFiles.list(folder);
+        },
+      };
+      expect(await checkLakeIdentity(reader, racing)).toBe(true);
+      expect(entries(home)).toEqual(['lake', 'lake/_lake', 'lake/_lake/lake-being-started']);
+    } finally {
+      await Promise.all([reader.close(), worker.close()]);
+    }
+  },
+);
 
 it('a lake and a catalog of an earlier avalake, neither marked, are bound when first opened together', async () => {
   const catalog = await freshDatabase(server.url);
