@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isRejectedPageToken, RefusedTokensError } from '../errors.ts';
 import { historyEnd, historyStart } from '../pipeline.ts';
-import { keyOf, type NewestFirstStream } from '../stream.ts';
+import { keyOf, type NewestFirstStream, type PageRequest } from '../stream.ts';
 import { canonicalJson } from './canonical-json.ts';
 import {
   anyRecord,
@@ -69,6 +69,7 @@ const NewestFirstCheckpoint = z.object({
 });
 type NewestFirstCheckpoint = z.output<typeof NewestFirstCheckpoint>;
 type Window = NonNullable<NewestFirstCheckpoint['window']>;
+type Checked = ReturnType<typeof checkRecords<z.ZodObject>>;
 
 const versionOf = (record: unknown) =>
   createHash('sha256').update(canonicalJson(record)).digest('base64url').slice(0, 16);
@@ -119,6 +120,12 @@ async function* walkOnce(
         : Math.min(start, state.headAt);
   const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
   const pager = createPager(ctx.fetchPage);
+  const readPage = async (request: PageRequest, pageToken: string) => {
+    const body = await pager.fetch(request, pageToken);
+    return { body, checked: checkRecords(stream, body) };
+  };
+  /** The next page, read before this one was passed (see `marksOf`), and its records checked. */
+  let peeked: { pageToken: string; read: ReturnType<typeof readPage> } | undefined;
   let passes = 0;
   /** Keys appended from the page before this one (see `takenNow`). */
   let takenBefore = new Set<string>();
@@ -142,15 +149,19 @@ async function* walkOnce(
   for (;;) {
     const since = window ? window.since : state.since;
     const request = stream.request(ctx.pipeline, ctx.partition, since);
+    const pageToken = window?.pageToken || undefined;
     let body: unknown;
+    let checked: Checked | undefined;
     try {
-      body = await pager.fetch(request, window?.pageToken || undefined);
+      if (pageToken !== undefined && peeked?.pageToken === pageToken) ({ body, checked } = await peeked.read);
+      else body = await pager.fetch(request, pageToken);
     } catch (error) {
       if (window?.pageToken && isRejectedPageToken(error)) {
         // A token refused once has expired (they live 24 hours). Refused again and again, each time
         // after a pass from the top, the service takes none of them: the walk would loop for ever.
         if (++passes > MAX_PASSES_AGAIN) throw new RefusedTokensError(MAX_PASSES_AGAIN, error);
         pager.restart();
+        peeked = undefined;
         // The new pass knows what was read by its stretches to skip, which must meet their keys.
         takenBefore = new Set();
         window = passAgain(window);
@@ -160,9 +171,10 @@ async function* walkOnce(
       }
       throw error;
     }
+    peeked = undefined;
     const nextToken = nextTokenOf(body);
     if (nextToken && !mayEndAt(stream.records(body), window)) await pager.ahead(request, nextToken);
-    const { valid, rejects, rejected } = checkRecords(stream, body);
+    const { valid, rejects, rejected } = checked ?? checkRecords(stream, body);
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {
       ...(since !== undefined ? { since } : {}),
@@ -178,10 +190,23 @@ async function* walkOnce(
     };
     const seenOpen = new Set(w.seenOpen);
     const takenNow = new Set<string>();
-    // Where the page lists the head, the head alone passes it: records around it may have swapped
+    // Where the head is listed, the head alone passes the walk: records around it may have swapped
     // places (equal sort values), and a record listed since may sit below a key that was below the head.
-    const marksHere =
-      below.size > 0 && !w.passedHead && !listsHead(stream, head, valid, rejected) ? heads : new Set([head]);
+    // A page that lists keys below the head but not the head is passed at the first of them only if the
+    // next page does not list the head either: that tie may straddle two pages.
+    let marksHere: ReadonlySet<string> = marksOnly(head);
+    if (below.size > 0 && !w.passedHead && !listsAnyOf(stream, marksOnly(head), valid, rejected)) {
+      marksHere = heads;
+      if (nextToken && listsAnyOf(stream, below, valid, rejected)) {
+        const read = readPage(request, nextToken);
+        // Its failure is the walk's when it takes that page; a walk that ends here never does.
+        read.catch(() => undefined);
+        peeked = { pageToken: nextToken, read };
+        const next = await read.catch(() => undefined);
+        if (next && listsAnyOf(stream, marksOnly(head), next.checked.valid, next.checked.rejected))
+          marksHere = marksOnly(head);
+      }
+    }
     let belowFloor = false;
     // A listed record that fails its schema is not appended, but it was listed all the same: the head,
     // or a record still open (above the head too: the head is the newest valid record), counts as met,
@@ -239,9 +264,13 @@ async function* walkOnce(
       passBy(stream, record, key, w);
       if (!w.passedHead && marksHere.has(key)) w.passedHead = true;
       if (!w.passedHead) {
-        append.push(record);
-        takenNow.add(key);
-        trackOpen(stream, record, key, w, newest);
+        // A key kept below the head is of a final record committed: listed above the head (a tie in
+        // another order), it is not appended again.
+        if (!below.has(key)) {
+          append.push(record);
+          takenNow.add(key);
+          trackOpen(stream, record, key, w, newest);
+        }
         gatherTop(stream, record, key, w);
       } else if (heads.has(key)) {
         gatherTop(stream, record, key, w);
@@ -261,16 +290,15 @@ async function* walkOnce(
     takenBefore = takenNow;
     w.seenOpen = [...seenOpen];
     const reached = newestField(newestOf(append.map((r) => stream.timeOf?.(r))));
-    const pageToken = nextToken;
     const caughtUp = w.skip.length === 0 && w.passedHead && openKeys.every((k) => seenOpen.has(k));
-    if (!pageToken || caughtUp || belowFloor) {
+    if (!nextToken || caughtUp || belowFloor) {
       // A pass from the top that met records has looked for the top; an empty one has not.
       const topAlone = fromTop ? state.topAlone === true && !w.top : true;
       const checkpoint = { ...finish(state, w), ...(topAlone ? { topAlone } : {}) };
       yield { append, rejects, ...reached, checkpoint };
       return { fromTop, checkpoint };
     }
-    window = { ...w, pageToken };
+    window = { ...w, pageToken: nextToken };
     yield {
       append,
       rejects,
@@ -339,17 +367,19 @@ function gatherTop(
   if (key !== w.top && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
 }
 
-/** Whether a page lists the head, as a valid record or a rejected one. */
-function listsHead(
+const marksOnly = (head: string | undefined) => new Set(head === undefined ? [] : [head]);
+
+/** Whether a page lists any of `keys`, as a valid record or a rejected one. */
+function listsAnyOf(
   stream: NewestFirstStream<z.ZodObject>,
-  head: string | undefined,
+  keys: ReadonlySet<string>,
   valid: readonly unknown[],
   rejected: readonly { record: unknown }[],
 ): boolean {
-  if (head === undefined) return false;
+  if (keys.size === 0) return false;
   for (const record of valid)
-    if (keyOf(stream.primaryKey, record as Record<string, unknown>) === head) return true;
-  return rejected.some((r) => rawKeyOf(stream, r.record) === head);
+    if (keys.has(keyOf(stream.primaryKey, record as Record<string, unknown>))) return true;
+  return rejected.some((r) => keys.has(rawKeyOf(stream, r.record) ?? ''));
 }
 
 function trackOpen(
