@@ -57,6 +57,13 @@ create table if not exists avalake.states (
   through_commit bigint not null,
   state jsonb not null
 );
+-- Each stream's newest row stamp (stampedAt, ms), raised by every commit's transaction: a worker
+-- reads it as it claims a partition, so that its stamps follow those other workers gave the stream
+-- since it opened the lake, in any partition (a record is listed in several), whatever its clock says.
+create table if not exists avalake.stamps (
+  stream text primary key,
+  stamped_at bigint not null
+);
 create table if not exists avalake.allowances (
   origin text primary key,
   lim integer not null,

@@ -69,6 +69,8 @@ export interface Catalog
     Omit<CatalogRuns, 'runId' | 'isLive' | 'close'> {
   /** Every run the catalog knows, live or gone, with what it holds. */
   workers(): Promise<WorkerStanding[]>;
+  /** The newest row stamp any worker's commits gave a stream (`stampedAt`), if known. */
+  streamStamp(stream: string): Promise<number | undefined>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
   /**
@@ -318,6 +320,14 @@ export async function openCatalog(
       return fresh.map((r) => parseRecord(r.record, stream, r.seq));
     },
 
+    async streamStamp(stream) {
+      const { rows } = await pool.query<{ stamped_at: string }>(
+        'select stamped_at from avalake.stamps where stream = $1',
+        [stream],
+      );
+      return rows[0] ? Number(rows[0].stamped_at) : undefined;
+    },
+
     async allocateSeq(stream) {
       const { rows } = await pool.query<{ seq: string }>(
         "insert into avalake.seqs (seq, stream, run_id) values (nextval('avalake.seq'), $1, $2) returning seq",
@@ -350,6 +360,13 @@ export async function openCatalog(
                 );
           if (advanced.rowCount !== 1) throw new CommitConflictError(record.stream, id as string, parent);
         }
+        if (!isCompaction(record) && record.stampedAt !== undefined)
+          await client.query(
+            `insert into avalake.stamps as s (stream, stamped_at) values ($1, $2)
+             on conflict (stream) do update set stamped_at = excluded.stamped_at
+             where s.stamped_at < excluded.stamped_at`,
+            [record.stream, record.stampedAt],
+          );
         await client.query(
           'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
           [record.stream, record.seq, id, JSON.stringify(record)],

@@ -309,6 +309,11 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
       if (claim === 'taken-over') await log.recover(stream, recovery);
       // Another writer may have committed to it since this one read the stream.
       else if (claim === 'claimed') await log.refreshPartition(stream, partition);
+      // Or to another partition of the stream, with a clock ahead of this one's: stamps follow its.
+      if (claim === 'claimed' || claim === 'taken-over') {
+        const newest = await catalog.streamStamp(stream);
+        if (newest !== undefined) stamped(stream, newest);
+      }
       return claim === 'taken-over' ? 'claimed' : claim;
     },
     finish: async (stream, partition, outcome) => catalog?.finish(stream, partition, outcome),

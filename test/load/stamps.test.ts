@@ -1,9 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { type Lake, openLake } from '../../src/load/lake.ts';
+import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import { query } from './duck.ts';
 
 /**
@@ -19,8 +20,8 @@ const byRewardAddress = { network: 'fuji', subject: 'P-fuji1abc' };
 
 let dataDir: string;
 const opened: Lake[] = [];
-const openTest = async () => {
-  const lake = await openLake({ dataDir });
+const openTest = async (catalog?: string) => {
+  const lake = await openLake({ dataDir, ...(catalog ? { catalog } : {}) });
   opened.push(lake);
   return lake;
 };
@@ -103,6 +104,38 @@ describe('row stamps', () => {
       ['active', now + 3_600_002],
       ['active', now + 7_200_000],
       ['pending', now + 7_200_000],
+    ]);
+  });
+});
+
+describe('row stamps of workers sharing a catalog', () => {
+  let server: Awaited<ReturnType<typeof startPostgres>>;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  it('follow what another worker, its clock ahead, committed to another partition since this one opened', async () => {
+    const catalog = await freshDatabase(server.url);
+    const now = Date.parse('2026-11-29T12:00:00Z');
+    vi.setSystemTime(now);
+    const behind = await openTest(catalog); // opened first: it knows no stamp of the stream yet
+    vi.setSystemTime(now + 6 * 3_600_000);
+    const ahead = await openTest(catalog);
+    expect(await ahead.claim(STREAM, byNode)).toBe('claimed');
+    const pending = ahead.begin({ stream: STREAM, partition: byNode, schema });
+    await pending.append([{ id: 'd1', status: 'pending' }]);
+    await pending.commit({});
+    await ahead.finish(STREAM, byNode, 'done');
+
+    vi.setSystemTime(now + 60_000);
+    expect(await behind.claim(STREAM, byRewardAddress)).toBe('claimed');
+    const active = behind.begin({ stream: STREAM, partition: byRewardAddress, schema });
+    await active.append([{ id: 'd1', status: 'active' }]);
+    await active.commit({});
+    expect(await versions()).toEqual([
+      ['pending', now + 6 * 3_600_000],
+      ['active', now + 6 * 3_600_000 + 1],
     ]);
   });
 });
