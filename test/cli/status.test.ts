@@ -112,6 +112,7 @@ describe('avalake status', () => {
   });
 
   it('reports every partition of a real extract: commits, rows, rejects, checkpoint, freshness', async () => {
+    const started = Date.now();
     const first = await extractOnce(workspace.pipelinePath, workspace.dataDir);
     expect(first.status).toBe('ok');
     emulator.advance(86_400);
@@ -151,8 +152,9 @@ describe('avalake status', () => {
       expect(p.checkpoint).toEqual(record.checkpoint);
       expect(p.lastCommitAt).toBe(record.committedAt);
       expect(p.commits).toBeGreaterThanOrEqual(1);
+      // Five minutes after the second run, plus however long the runs took (a slow machine's minutes).
       expect(p.ageSeconds).toBeGreaterThanOrEqual(300);
-      expect(p.ageSeconds).toBeLessThan(400);
+      expect(p.ageSeconds).toBeLessThanOrEqual(Math.ceil((now - started) / 1000));
     }
     const total = report.partitions.reduce((n, p) => n + p.rows, 0);
     expect(total).toBe([...expected.values()].reduce((n, t) => n + t.rows, 0));
@@ -165,8 +167,12 @@ describe('avalake status', () => {
       /^stream\s+partition\s+commits\s+last\s+committed\s+age\s+rows\s+rejects\s+checkpoint$/,
     );
     expect(lines).toHaveLength(report.partitions.length + 2);
+    const validatorsAge = report.partitions.find((p) => p.stream === 'validators')?.ageSeconds ?? -1;
     expect(table.stdout).toMatch(
-      /^validators\s+subnet=primary\s.*\s5m\s.*snapshotAt=\d{4}-\d\d-\d\dT\d\d:\d\dZ$/m,
+      new RegExp(
+        `^validators\\s+subnet=primary\\s.*\\s${durationText(validatorsAge)}\\s.*snapshotAt=\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\dZ$`,
+        'm',
+      ),
     );
     expect(table.stdout).toMatch(/^staking_transactions\s.*cursor=\d{4}-\d\d-\d\dT\d\d:\d\dZ$/m);
     expect(table.stdout).toMatch(/^metrics\s+chain=\S+ metric=avgTps interval=day\s.*head=/m);

@@ -65,12 +65,14 @@ describe('a per-day compute-unit quota', () => {
     } finally {
       await http.close();
     }
-    expect(runs.length).toBeGreaterThan(2);
-    expect(runs.at(-1)?.status).toBe('ok');
+    // Every run, so that a failure on a slow machine says which run did what.
+    const told = JSON.stringify(runs);
+    expect(runs.length, told).toBeGreaterThan(2);
+    expect(runs.at(-1)?.status, told).toBe('ok');
     for (const run of runs.slice(0, -1)) {
-      expect(run.status).toBe('quota');
-      expect(run.quota).toMatch(/compute-unit quota .* \(3000 CUs\) is spent; it resets at /);
-      expect(run.rows).toBeGreaterThan(0);
+      expect(run.status, told).toBe('quota');
+      expect(run.quota, told).toMatch(/compute-unit quota .* \(3000 CUs\) is spent; it resets at /);
+      expect(run.rows, told).toBeGreaterThan(0);
     }
     for (const name of names) expect(await duplicateRows(workspace.dataDir, name)).toBe(0);
     const lake = await lakeTotals(workspace.dataDir, names);
