@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
@@ -33,9 +33,17 @@ export const fsyncFile = fsyncDir;
 
 /** Replaces `path` atomically: tmp + fsync + rename + fsync(dir). Readers see the old or the new file. */
 export async function replaceDurable(path: string, bytes: Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeDurable(tmp, bytes);
-  await rename(tmp, path);
+  // A name of this call's own: a process killed between write and rename leaves its tmp behind, and
+  // the next one given the same pid (a container's avalake is often pid 1 or 7) must not trip on it;
+  // nor must two workers of one process replacing one file.
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    await writeDurable(tmp, bytes);
+    await rename(tmp, path);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw error;
+  }
   await fsyncDir(dirname(path));
 }
 
