@@ -1,16 +1,11 @@
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { readLakeState } from '../../src/load/lake.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
 import { LAUNCHER, launcherEnv } from '../helpers/output.ts';
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 it('a reader that goes away (| head -1) does not stop a run: it commits its work and exits 0', async () => {
   const w = pipelineWorkspace(smallPipeline(emulator));

@@ -3,10 +3,9 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
-import type { Emulator } from '../../src/emulator/index.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { LAUNCHER, launcherEnv } from '../helpers/output.ts';
 import { SLOW_LOAD_MARK } from '../helpers/slow-run-load-hooks.mjs';
 
@@ -20,11 +19,7 @@ import { SLOW_LOAD_MARK } from '../helpers/slow-run-load-hooks.mjs';
 
 const SLOW_LOAD = fileURLToPath(new URL('../helpers/slow-run-load.mjs', import.meta.url));
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 describe('a signal while the CLI starts', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(

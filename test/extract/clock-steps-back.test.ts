@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatStatus, readStatus } from '../../src/cli/status.ts';
-import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { queryLake, streamTable } from '../helpers/lake.ts';
 
@@ -15,11 +14,7 @@ import { queryLake, streamTable } from '../helpers/lake.ts';
 
 const HOURS_AHEAD = 6 * 3600_000;
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 afterEach(() => {
   vi.useRealTimers();
 });

@@ -2,13 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { TxRec } from '../../src/emulator/world/primary/types.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { type Pipeline, PipelineSchema, PRIMARY_NETWORK_TX_TYPES } from '../../src/extract/pipeline.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
-import { fetchJson, startEmulator } from '../helpers/emulator.ts';
+import { fetchJson, useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { queryLake, streamTable } from '../helpers/lake.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
@@ -24,11 +23,7 @@ const SHARED = process.env.AVALAKE_SHARED_DIR ?? fileURLToPath(new URL('../../..
 const readJson = (path: string) => JSON.parse(readFileSync(join(SHARED, 'reference', path), 'utf8'));
 const TX_PATH = '/v1/networks/{network}/blockchains/{blockchainId}/transactions';
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 const now = () => Math.floor(emulator.clock.now());
 const pTransactions = () => emulator.truth.primary('fuji').transactions('p', now());

@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { expect, it } from 'vitest';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 it('flush.bytes commits a partition once that many bytes are staged or buffered, as flush.rows does for rows', async () => {
   const commitsOf = async (flush: Record<string, number>) => {

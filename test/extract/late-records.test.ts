@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
-import { startEmulator, walk } from '../helpers/emulator.ts';
+import { describe, expect, it } from 'vitest';
+import { useEmulator, walk } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
 
@@ -11,11 +10,7 @@ import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
  * a newest-first walk that had passed that time already, and never be read.
  */
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 /**
  * The first message from now on that is delivered with its source not indexed while a newer message

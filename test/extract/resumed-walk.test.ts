@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { HttpClient } from '../../src/extract/http.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
 
@@ -32,11 +31,7 @@ const stoppedAfter =
     };
   };
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 interface Case {
   stream: string;

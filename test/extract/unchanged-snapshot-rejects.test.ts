@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import type { HttpClient } from '../../src/extract/http.ts';
 import { readLakeState } from '../../src/load/index.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { extractOnce, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
 import { queryLake, streamTable } from '../helpers/lake.ts';
 
@@ -13,11 +12,7 @@ import { queryLake, streamTable } from '../helpers/lake.ts';
  * rejects are written a second time, however many runs find it unchanged.
  */
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 /** Validators the node listed in its last answer. */
 let listed = 0;

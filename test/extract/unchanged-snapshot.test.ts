@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { afterEach, expect, it, vi } from 'vitest';
 import { openLake, partitionId, readLakeState } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
+import { TEST_EPOCH, useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { queryLake } from '../helpers/lake.ts';
 
@@ -13,11 +12,7 @@ const STREAMS = 'validators,validator_delegators,p_chain_balances,current_supply
 const DAY = 86_400;
 const MODELS = '+validators_history,stg_validator_delegators,stg_p_chain_balances,stg_current_supply';
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 afterEach(() => {
   vi.useRealTimers();
 });

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { describe, expect, it } from 'vitest';
 import type { HttpClient } from '../../src/extract/http.ts';
 import { partitionId, readLakeState } from '../../src/load/index.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce, requestsOf } from '../helpers/extract.ts';
 import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
 
@@ -12,11 +11,7 @@ import { duplicateRows, queryLake, streamTable } from '../helpers/lake.ts';
  * the records listed just below the head, and reads and appends only what is new.
  */
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 /** The HTTP client, with the UTXO whose id is `utxoId` left out of every UTXO listing. */
 const hiding =

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { afterAll, beforeAll } from 'vitest';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
 
 /** 2026-11-02 00:00 UTC: tests run on a fixed clock so the world is the same every time. */
@@ -7,6 +8,26 @@ export const TEST_EPOCH = 1_793_577_600;
 /** An in-process emulator on a fixed clock with rate limits off, unless the test says otherwise. */
 export function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   return createEmulator({ clock: `fixed:${TEST_EPOCH}`, rateLimit: 'off', seed: 7, ...options });
+}
+
+/**
+ * The test file's emulator: `const emulator = useEmulator();` at its top starts one before the file's
+ * tests and closes it after them. What it returns stands for the emulator once started, so it is used
+ * inside tests and hooks, not at the file's top level.
+ */
+export function useEmulator(options: EmulatorOptions = {}): Emulator {
+  let started: Emulator | undefined;
+  beforeAll(async () => {
+    started = await startEmulator(options);
+  });
+  afterAll(() => started?.close());
+  return new Proxy({} as Emulator, {
+    get(_, key) {
+      if (!started) throw new Error('the emulator starts before the tests: use it inside a test or a hook');
+      const value = Reflect.get(started, key, started);
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
+  });
 }
 
 export interface JsonResponse<T = unknown> {

@@ -1,23 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { afterEach, expect, it, vi } from 'vitest';
 import type { HttpClient } from '../../src/extract/http.ts';
 import { partitionId, readLakeState } from '../../src/load/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { durationText } from '../../src/warehouse/duration.ts';
 import { parseMaxAge } from '../../src/warehouse/freshness.ts';
 import { runWarehouseTests } from '../../src/warehouse/test.ts';
-import { fetchJson, startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
+import { fetchJson, TEST_EPOCH, useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
 const HOUR_MS = 3_600_000;
 const T0 = TEST_EPOCH * 1000;
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 afterEach(() => {
   vi.useRealTimers();
 });

@@ -1,12 +1,11 @@
 import { copyFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { openLake } from '../../src/load/index.ts';
 import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { expectSameWarehouse, modeOf } from '../helpers/warehouse.ts';
 
@@ -15,11 +14,7 @@ const STREAMS = 'rewards,utxos,metrics,delegators,icm_messages,erc20_transfers,v
 const HOUR = 3600;
 const DAY = 24 * HOUR;
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 it('an incremental build after small extracts, across a compaction, equals a build from scratch', async () => {
   const w = demoWorkspace(emulator);

@@ -1,17 +1,12 @@
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 it('the warehouse holds its own rows: it reads the same after the data directory moves, and its lake follows', async () => {
   const w = demoWorkspace(emulator);

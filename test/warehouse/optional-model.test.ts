@@ -1,12 +1,11 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { loadModels, ModelError } from '../../src/warehouse/models.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
 /**
@@ -16,11 +15,7 @@ import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
  * UTXOs (a validator operator's, by node id) still gets the mart.
  */
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 const rewardsDaily = (dataDir: string) =>
   withDuckDB(

@@ -3,11 +3,10 @@ import { createHash } from 'node:crypto';
 import { cpSync, linkSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { afterEach, expect, it } from 'vitest';
 import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
 import { loadModels } from '../../src/warehouse/models.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { expectSameWarehouse, queryWarehouse } from '../helpers/warehouse.ts';
 
@@ -22,11 +21,7 @@ import { expectSameWarehouse, queryWarehouse } from '../helpers/warehouse.ts';
 const STREAMS = 'rewards,utxos,metrics,delegators';
 const HOUR = 3600;
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 const INCREMENTAL = new Set(
   loadModels('sql/models')

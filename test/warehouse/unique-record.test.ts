@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { expect, it } from 'vitest';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { withDuckDB } from '../../src/warehouse/duckdb.ts';
 import {
@@ -13,7 +12,7 @@ import {
 } from '../../src/warehouse/incremental.ts';
 import type { Model } from '../../src/warehouse/models.ts';
 import { runWarehouseTests } from '../../src/warehouse/test.ts';
-import { startEmulator } from '../helpers/emulator.ts';
+import { useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 
 /**
@@ -70,11 +69,7 @@ it('a delta whose keys hold keeps the record; one with a repeated or null key dr
   });
 });
 
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 
 it('avalake test takes the key of a model extended since its check as held, and groups it again when rows were written by hand', async () => {
   const w = demoWorkspace(emulator);

@@ -1,10 +1,9 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
-import type { Emulator } from '../../src/emulator/index.ts';
+import { afterEach, expect, it, vi } from 'vitest';
 import { type BuildResult, buildWarehouse } from '../../src/warehouse/build.ts';
-import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
+import { TEST_EPOCH, useEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
 import { expectSameWarehouse, modeOf, queryWarehouse } from '../helpers/warehouse.ts';
 
@@ -136,11 +135,7 @@ it('validators_history: several workers stamping their snapshots seconds apart g
  * extract, the world and avalake's clock moved a few days each time, so that validations end, start and
  * gain delegations between builds.
  */
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator();
-});
-afterAll(() => emulator.close());
+const emulator = useEmulator();
 afterEach(() => {
   vi.useRealTimers();
 });
