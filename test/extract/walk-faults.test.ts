@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FinalError, ListingLoopError, RefusedTokensError } from '../../src/extract/errors.ts';
-import type { Pipeline } from '../../src/extract/pipeline.ts';
-import { type WalkStep, walkOf } from '../../src/extract/strategies/index.ts';
-import { defineStream, httpGet } from '../../src/extract/stream.ts';
-import { type Item, type Page, pageFor, pagesOf, walkListing } from '../helpers/listing.ts';
+import { defineStream, type HttpPageRequest, httpGet } from '../../src/extract/stream.ts';
+import { type Item, type Page, pageFor, pagesOf, walkListing, walkStream } from '../helpers/listing.ts';
 
 /**
  * A source that misbehaves in ways a year of cron meets once or twice: a page token that leads back to
@@ -243,29 +241,20 @@ const cursorStream = defineStream({
 });
 
 /** One walk of the listing `items` (from the request's cursor on), paged by three, after `committed`. */
-async function walkAscending(items: Point[], committed?: Record<string, unknown>) {
-  const steps: WalkStep[] = [];
-  const ctx = {
-    stream: cursorStream,
-    pipeline: { flush: { rows: 50_000, bytes: 1 << 26, seconds: 60 } } as Pipeline,
-    partition: { network: 'fuji' },
-    checkpoint: committed,
-    fetchPage: async (request: unknown, token?: string) => {
-      const from = Number((request as { query: { from: string } }).query.from);
+const walkAscending = (items: Point[], committed?: Record<string, unknown>) =>
+  walkStream(
+    cursorStream,
+    (token, request) => {
+      const from = Number((request as HttpPageRequest).query.from);
       const listed = items.filter((r) => r.t >= from);
       const start = token ? Number(token.slice(1)) : 0;
-      return structuredClone({
+      return {
         items: listed.slice(start, start + 3),
         ...(start + 3 < listed.length ? { nextPageToken: `t${start + 3}` } : {}),
-      });
+      };
     },
-  };
-  for await (const step of walkOf(cursorStream, ctx, Date.now())) steps.push(step);
-  return {
-    appended: steps.flatMap((s) => s.append.map((r) => r.id)),
-    checkpoint: steps.at(-1)?.checkpoint as Record<string, unknown>,
-  };
-}
+    committed,
+  );
 
 describe('an ascending (cursor) walk over a source that misbehaves', () => {
   it('keeps a record listed after a newer one, once, and reads nothing again next time', async () => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Pipeline } from '../../src/extract/pipeline.ts';
 import { type WalkStep, walkOf } from '../../src/extract/strategies/index.ts';
-import { defineStream, httpGet } from '../../src/extract/stream.ts';
+import { defineStream, httpGet, type PageRequest, type StreamDefinition } from '../../src/extract/stream.ts';
 
 /**
  * A newest-first listing of the walks' own tests, with no source behind it: records `{ id, status }`,
@@ -41,27 +41,37 @@ export const pageFor = (pages: Page[]) => (token: string | undefined) =>
  * source's error); `steps` stops the run after that many pages (interrupted: a spent quota, a signal).
  * What it appended, rejected and committed, how many pages it asked for, and the error it ended with.
  */
-export async function walkListing(
+export function walkListing(
   answer: (token: string | undefined) => Page,
+  committed?: Record<string, unknown>,
+  steps = Number.POSITIVE_INFINITY,
+) {
+  return walkStream(listingStream, answer, committed, steps);
+}
+
+/** One walk of any stream of the walks' tests, as `walkListing`; `answer` also gets the page's request. */
+export async function walkStream(
+  stream: StreamDefinition,
+  answer: (token: string | undefined, request: PageRequest) => unknown,
   committed?: Record<string, unknown>,
   steps = Number.POSITIVE_INFINITY,
 ) {
   const taken: WalkStep[] = [];
   let requests = 0;
   const ctx = {
-    stream: listingStream,
+    stream,
     pipeline: { flush: { rows: 50_000, bytes: 1 << 26, seconds: 60 } } as Pipeline,
     partition: { network: 'fuji' },
     checkpoint: committed,
-    fetchPage: async (_: unknown, token?: string) => {
+    fetchPage: async (request: PageRequest, token?: string) => {
       requests++;
       if (requests > 1_000) throw new Error('the walk does not end');
-      return structuredClone(answer(token));
+      return structuredClone(answer(token, request));
     },
   };
   let error: unknown;
   try {
-    for await (const step of walkOf(listingStream, ctx, Date.now())) {
+    for await (const step of walkOf(stream, ctx, Date.now())) {
       taken.push(step);
       if (taken.length >= steps) break;
     }
@@ -69,7 +79,7 @@ export async function walkListing(
     error = e;
   }
   return {
-    appended: taken.flatMap((s) => s.append.map((r) => r.id)),
+    appended: taken.flatMap((s) => s.append.map((r) => r.id as string)),
     rejected: taken.flatMap((s) => s.rejects).length,
     requests,
     error,
