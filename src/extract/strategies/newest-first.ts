@@ -124,7 +124,7 @@ async function* walkOnce(
     const body = await pager.fetch(request, pageToken);
     return { body, checked: checkRecords(stream, body) };
   };
-  /** The next page, read before this one was passed (see `marksOf`), and its records checked. */
+  /** The next page, read before this one was passed (see `marksHere`), and its records checked. */
   let peeked: { pageToken: string; read: ReturnType<typeof readPage> } | undefined;
   let passes = 0;
   /** Keys appended from the page before this one (see `takenNow`). */
@@ -197,7 +197,8 @@ async function* walkOnce(
     let marksHere: ReadonlySet<string> = marksOnly(head);
     if (below.size > 0 && !w.passedHead && !listsAnyOf(stream, marksOnly(head), valid, rejected)) {
       marksHere = heads;
-      if (nextToken && listsAnyOf(stream, below, valid, rejected)) {
+      // (Inside a stretch to skip, the stretch's keys lead: no page is read ahead for the marks.)
+      if (nextToken && w.skip.length === 0 && listsAnyOf(stream, below, valid, rejected)) {
         const read = readPage(request, nextToken);
         // Its failure is the walk's when it takes that page; a walk that ends here never does.
         read.catch(() => undefined);
