@@ -360,6 +360,11 @@ export async function openCatalog(
                 );
           if (advanced.rowCount !== 1) throw new CommitConflictError(record.stream, id as string, parent);
         }
+        await client.query(
+          'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
+          [record.stream, record.seq, id, JSON.stringify(record)],
+        );
+        // Last: every commit of the stream locks this one row, until its transaction ends.
         if (!isCompaction(record) && record.stampedAt !== undefined)
           await client.query(
             `insert into avalake.stamps as s (stream, stamped_at) values ($1, $2)
@@ -367,10 +372,6 @@ export async function openCatalog(
              where s.stamped_at < excluded.stamped_at`,
             [record.stream, record.stampedAt],
           );
-        await client.query(
-          'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
-          [record.stream, record.seq, id, JSON.stringify(record)],
-        );
       });
       seenOf(record.stream).add(record.seq);
     },

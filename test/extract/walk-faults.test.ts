@@ -175,6 +175,32 @@ describe('a newest-first walk over a source that misbehaves', () => {
     });
   });
 
+  it.each([
+    ['fails (the quota spent)', () => new Error('quota spent')],
+    ['is refused (an expired token)', refused],
+  ])(
+    'does not pass at a key kept below the head when the next page %s: the new record is taken',
+    async (_, error) => {
+      const items = finished(12);
+      const first = await walkListing(pageFor(pagesOf(items)));
+      const tie = [items[1], items[2], { id: 'n1', status: 'done' }, items[0], ...items.slice(3)] as Item[];
+      let failed = false;
+      const answer = (token: string | undefined) => {
+        if (token === 't1' && !failed) {
+          failed = true;
+          throw error();
+        }
+        return pageFor(pagesOf(tie))(token);
+      };
+      // The run fails there with its window kept, or passes again from the top: either way n1 is
+      // committed by the end of the next run, not lost behind a head moved to r10.
+      const again = await walkListing(answer, first.checkpoint);
+      const next = await walkListing(pageFor(pagesOf(tie)), again.checkpoint);
+      expect([...again.appended, ...next.appended]).toContain('n1');
+      expect(next.checkpoint).toMatchObject({ head: '["r10"]' });
+    },
+  );
+
   it('after a run carried on from its page token, passes from the top down to its top alone', async () => {
     const items = finished(12);
     const first = await walkListing(pageFor(pagesOf(items)));

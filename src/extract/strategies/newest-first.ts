@@ -200,11 +200,12 @@ async function* walkOnce(
       // (Inside a stretch to skip, the stretch's keys lead: no page is read ahead for the marks.)
       if (nextToken && w.skip.length === 0 && listsAnyOf(stream, below, valid, rejected)) {
         const read = readPage(request, nextToken);
-        // Its failure is the walk's when it takes that page; a walk that ends here never does.
         read.catch(() => undefined);
         peeked = { pageToken: nextToken, read };
         const next = await read.catch(() => undefined);
-        if (next && listsAnyOf(stream, marksOnly(head), next.checked.valid, next.checked.rejected))
+        // A page that could not be read may list the head: the walk goes on to it, and its failure
+        // (a spent quota, a refused token) is the walk's there, the window kept, nothing passed.
+        if (!next || listsAnyOf(stream, marksOnly(head), next.checked.valid, next.checked.rejected))
           marksHere = marksOnly(head);
       }
     }
