@@ -95,6 +95,35 @@ describe('a newest-first walk over a source that misbehaves', () => {
     );
   });
 
+  it.each([
+    ['its top', ['n5']],
+    ['its top and its bottom', ['n5', 'n3']],
+  ])(
+    'after a refused token, a stretch read before whose %s is no longer listed: the history is not appended again',
+    async (_, gone) => {
+      const history = finished(30);
+      const first = await walkListing(pageFor(pagesOf(history)));
+      const arrived = finished(6).map((r) => ({ ...r, id: r.id.replace('r', 'n') }));
+      // The run reads one page (n5 n4 n3) and stops. A day later its token has expired, and the top of
+      // the stretch it read (with its bottom, in the second case) is no longer listed.
+      const stopped = await walkListing(pageFor(pagesOf([...arrived, ...history])), first.checkpoint, 1);
+      expect(stopped.appended).toEqual(['n5', 'n4', 'n3']);
+      const listed = pagesOf([...arrived.filter((r) => !gone.includes(r.id)), ...history]);
+      let refusedOnce = false;
+      const again = await walkListing((token) => {
+        if (token && !refusedOnce) {
+          refusedOnce = true;
+          throw refused();
+        }
+        return pageFor(listed)(token);
+      }, stopped.checkpoint);
+      expect(again.error).toBeUndefined();
+      // n4 was inside the stretch, past its missing top: taken again. Nothing of the history is.
+      expect(again.appended).toEqual(['n4', 'n2', 'n1', 'n0']);
+      expect(again.checkpoint).toMatchObject({ head: '["n4"]' });
+    },
+  );
+
   it("gives up with the service's message when it refuses the token after every pass from the top", async () => {
     const pages = listing(12);
     const { error, requests } = await walkListing((token) => {

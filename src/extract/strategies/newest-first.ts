@@ -238,11 +238,20 @@ async function* walkOnce(
       first = false;
       const time = stream.timeOf?.(record);
       if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
-      const stretch = w.skip[0];
+      let stretch = w.skip[0];
+      if (stretch && !w.skipping && key !== stretch.top && !w.passedHead && marksHere.has(key)) {
+        // The head (or a key kept below it), met outside every stretch: the passes that read them
+        // stopped above the head, so those still ahead lie above it, their ends no longer listed. The
+        // walk goes on as any other does at its head, instead of taking all below it for new.
+        w.skip = [];
+        stretch = undefined;
+      }
       if (stretch) {
         // Above a stretch read before, a record was listed since: new. Inside it, one handled already.
         passBy(stream, record, key, w);
-        if (w.skipping || key === stretch.top) {
+        if (w.skipping || key === stretch.top || key === stretch.bottom) {
+          // A stretch whose top is no longer listed ends at its bottom all the same (what lay inside it
+          // was taken again), rather than never.
           w.skipping = key !== stretch.bottom;
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
