@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,15 @@ describe('replaceDurable', () => {
     expect(['one', 'two']).toContain(readFileSync(path, 'utf8'));
     // Only the killed one's is left over; this process's own are gone.
     expect(readdirSync(dir).sort()).toEqual(['_catalog', `_catalog.tmp-${process.pid}`]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('leaves no tmp file behind when the replace fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'avalake-durable-'));
+    // A folder where the file should be: the rename over it fails.
+    mkdirSync(join(dir, 'state.json', 'inside'), { recursive: true });
+    await expect(replaceDurable(join(dir, 'state.json'), new TextEncoder().encode('{}'))).rejects.toThrow();
+    expect(readdirSync(dir)).toEqual(['state.json']);
     rmSync(dir, { recursive: true, force: true });
   });
 });
