@@ -124,6 +124,57 @@ describe('a newest-first walk over a source that misbehaves', () => {
     },
   );
 
+  it('after a refused token, a key kept below the head listed above a stretch is passed only once the next page is read', async () => {
+    const history = finished(12);
+    const first = await walkListing(pageFor(pagesOf(history)));
+    const [r11, r10, ...rest] = history as [Item, Item, ...Item[]];
+    const x = ['x1', 'x2', 'x3'].map((id) => ({ id, status: 'done' }));
+    const n = { id: 'n', status: 'done' };
+    // Four records arrive in a tie with r11 and r10; the run reads one page (x1 x2 x3) and stops.
+    const stopped = await walkListing(pageFor(pagesOf([...x, n, r11, r10, ...rest])), first.checkpoint, 1);
+    // A day later the token has expired, and the tie is listed in another order: r10 first.
+    const listed = pagesOf([r10, ...x, n, r11, ...rest]);
+    let refusedOnce = false;
+    const again = await walkListing((token) => {
+      if (token && !refusedOnce) {
+        refusedOnce = true;
+        throw refused();
+      }
+      return pageFor(listed)(token);
+    }, stopped.checkpoint);
+    expect(again.error).toBeUndefined();
+    expect(again.appended).toContain('n');
+  });
+
+  it('after a refused token, a stretch ended at its bottom listed above the head does not take the head for passed', async () => {
+    const history = [11, 10, 9, 8, 7].map((k) => ({ id: `r${k}`, status: 'done' }));
+    history.push({ id: 'o1', status: 'open' }, { id: 'o2', status: 'open' });
+    history.push(...finished(7));
+    const first = await walkListing(pageFor(pagesOf(history)));
+    const x = ['x1', 'x2', 'x3'].map((id) => ({ id, status: 'done' }));
+    // Three records arrive; the run reads down past the head to o1, still open, and stops there.
+    const stopped = await walkListing(pageFor(pagesOf([...x, ...history])), first.checkpoint, 3);
+    expect(stopped.checkpoint?.window).toMatchObject({ bottom: '["o1"]', passedHead: true });
+    // o1 settles and is listed first (a listing by last change); y1 and y2 arrive. The token expires.
+    const listed = pagesOf([
+      { id: 'o1', status: 'done' },
+      { id: 'y1', status: 'done' },
+      { id: 'y2', status: 'done' },
+      ...x,
+      ...history.filter((r) => r.id !== 'o1'),
+    ]);
+    let refusedOnce = false;
+    const again = await walkListing((token) => {
+      if (token && !refusedOnce) {
+        refusedOnce = true;
+        throw refused();
+      }
+      return pageFor(listed)(token);
+    }, stopped.checkpoint);
+    expect(again.error).toBeUndefined();
+    expect(again.appended).toEqual(expect.arrayContaining(['y1', 'y2']));
+  });
+
   it("gives up with the service's message when it refuses the token after every pass from the top", async () => {
     const pages = listing(12);
     const { error, requests } = await walkListing((token) => {

@@ -127,6 +127,8 @@ async function* walkOnce(
   /** The next page, read before this one was passed (see `marksHere`), and its records checked. */
   let peeked: { pageToken: string; read: ReturnType<typeof readPage> } | undefined;
   let passes = 0;
+  /** Whether this pass has met the head (see the end of a stretch at its bottom). */
+  let headMet = false;
   /** Keys appended from the page before this one (see `takenNow`). */
   let takenBefore = new Set<string>();
   // A page can end the walk only through a record that is the head, still open, at either end of a
@@ -166,6 +168,7 @@ async function* walkOnce(
         takenBefore = new Set();
         window = passAgain(window);
         first = true;
+        headMet = false;
         fromTop = true;
         continue;
       }
@@ -197,8 +200,7 @@ async function* walkOnce(
     let marksHere: ReadonlySet<string> = marksOnly(head);
     if (below.size > 0 && !w.passedHead && !listsAnyOf(stream, marksOnly(head), valid, rejected)) {
       marksHere = heads;
-      // (Inside a stretch to skip, the stretch's keys lead: no page is read ahead for the marks.)
-      if (nextToken && w.skip.length === 0 && listsAnyOf(stream, below, valid, rejected)) {
+      if (nextToken && listsAnyOf(stream, below, valid, rejected)) {
         const read = readPage(request, nextToken);
         read.catch(() => undefined);
         peeked = { pageToken: nextToken, read };
@@ -234,6 +236,7 @@ async function* walkOnce(
       const key = keyOf(stream.primaryKey, record);
       // Pages that overlap (offset paging while records arrive) list a record twice: it is taken once.
       if (takenNow.has(key) || takenBefore.has(key)) continue;
+      if (key === head) headMet = true;
       const newest = first;
       first = false;
       const time = stream.timeOf?.(record);
@@ -252,6 +255,9 @@ async function* walkOnce(
         if (w.skipping || key === stretch.top || key === stretch.bottom) {
           // A stretch whose top is no longer listed ends at its bottom all the same (what lay inside it
           // was taken again), rather than never.
+          // Its bottom met above the stretch and above the head (a tie in another order, a record that
+          // changed): what follows it is above the head, whatever the pass before had passed.
+          if (!w.skipping && key !== stretch.top && w.passedHead && !headMet) w.passedHead = false;
           w.skipping = key !== stretch.bottom;
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
