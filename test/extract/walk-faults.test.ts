@@ -124,6 +124,28 @@ describe('a newest-first walk over a source that misbehaves', () => {
     },
   );
 
+  it('after a refused token, a stretch read before whose bottom is no longer listed ends after its last keys', async () => {
+    const history = finished(12);
+    const first = await walkListing(pageFor(pagesOf(history)));
+    const x = ['x1', 'x2', 'x3'].map((id) => ({ id, status: 'done' }));
+    const n = ['n1', 'n2'].map((id) => ({ id, status: 'done' }));
+    // Five records arrive; the run reads one page (x1 x2 x3) and stops.
+    const stopped = await walkListing(pageFor(pagesOf([...x, ...n, ...history])), first.checkpoint, 1);
+    expect(stopped.appended).toEqual(['x1', 'x2', 'x3']);
+    // A day later its token has expired, and x3, the bottom of the stretch it read, is delisted.
+    const listed = pagesOf([...x.slice(0, 2), ...n, ...history]);
+    let refusedOnce = false;
+    const again = await walkListing((token) => {
+      if (token && !refusedOnce) {
+        refusedOnce = true;
+        throw refused();
+      }
+      return pageFor(listed)(token);
+    }, stopped.checkpoint);
+    expect(again.error).toBeUndefined();
+    expect(again.appended).toEqual(['n1', 'n2']);
+  });
+
   it('after a refused token, a key kept below the head listed above a stretch is passed only once the next page is read', async () => {
     const history = finished(12);
     const first = await walkListing(pageFor(pagesOf(history)));

@@ -29,8 +29,14 @@ const MAX_PASSES_AGAIN = 3;
  */
 const TOP_KEYS = 16;
 
-/** A stretch of the listing a walk has read, by the keys of its newest and its oldest record. */
-const Stretch = z.object({ top: z.string(), bottom: z.string() });
+/** Keys a walk keeps of the oldest end of a stretch it read, to end it where its bottom is gone. */
+const STRETCH_ENDS = 4;
+
+/**
+ * A stretch of the listing a walk has read, by the keys of its newest and its oldest record, and of
+ * the last few it handled (`ends`, the bottom last).
+ */
+const Stretch = z.object({ top: z.string(), bottom: z.string(), ends: z.array(z.string()).optional() });
 
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `headAt` its
@@ -58,12 +64,14 @@ const NewestFirstCheckpoint = z.object({
       topSince: z.number().optional(),
       topAt: z.number().optional(),
       bottom: z.string(),
+      lasts: z.array(z.string()).default([]),
       tops: z.array(z.string()).default([]),
       passedHead: z.boolean(),
       seenOpen: z.array(z.string()),
       newOpen: z.record(z.string(), z.string()),
       skip: z.array(Stretch).default([]),
       skipping: z.boolean().default(false),
+      inEnds: z.boolean().default(false),
     })
     .optional(),
 });
@@ -184,12 +192,14 @@ async function* walkOnce(
       pageToken: '',
       top: '',
       bottom: '',
+      lasts: [],
       tops: [],
       passedHead: false,
       seenOpen: [],
       newOpen: {},
       skip: [],
       skipping: false,
+      inEnds: false,
     };
     const seenOpen = new Set(w.seenOpen);
     const takenNow = new Set<string>();
@@ -242,11 +252,23 @@ async function* walkOnce(
       const time = stream.timeOf?.(record);
       if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
       let stretch = w.skip[0];
-      if (stretch && !w.skipping && key !== stretch.top && !w.passedHead && marksHere.has(key)) {
-        // The head (or a key kept below it), met outside every stretch: the passes that read them
-        // stopped above the head, so those still ahead lie above it, their ends no longer listed. The
-        // walk goes on as any other does at its head, instead of taking all below it for new.
+      if (stretch && w.inEnds && !stretch.ends?.includes(key)) {
+        // Past the last keys of the stretch without meeting its bottom (no longer listed): it ended
+        // there, and this record is the first after it.
+        w.skip = w.skip.slice(1);
+        w.skipping = false;
+        w.inEnds = false;
+        stretch = w.skip[0];
+      }
+      const atHead = w.skipping ? key === head : marksHere.has(key);
+      if (stretch && key !== stretch.top && !w.passedHead && atHead) {
+        // The head (or, outside a stretch, a key kept below it) met before the walk passed it: the
+        // passes that read the stretches stopped above the head, so those still ahead lie above it,
+        // their ends no longer listed. The walk goes on as any other does at its head, instead of
+        // taking all below it for new (or, inside a stretch, for read).
         w.skip = [];
+        w.skipping = false;
+        w.inEnds = false;
         stretch = undefined;
       }
       if (stretch) {
@@ -259,6 +281,7 @@ async function* walkOnce(
           // changed): what follows it is above the head, whatever the pass before had passed.
           if (!w.skipping && key !== stretch.top && w.passedHead && !headMet) w.passedHead = false;
           w.skipping = key !== stretch.bottom;
+          w.inEnds = w.skipping && stretch.ends?.includes(key) === true;
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
         } else {
@@ -339,6 +362,7 @@ async function* walkOnce(
 function passAgain(w: Window): Window {
   const [inside, ...below] = w.skip;
   const bottom = w.skipping && inside ? inside.bottom : w.bottom;
+  const ends = w.skipping && inside ? inside.ends : w.lasts;
   const ahead = w.skipping ? below : w.skip;
   const { topSince: _, topAt: __, ...rest } = w;
   return {
@@ -346,9 +370,11 @@ function passAgain(w: Window): Window {
     pageToken: '',
     top: '',
     bottom: '',
+    lasts: [],
     tops: [],
-    skip: w.top ? [{ top: w.top, bottom }, ...ahead] : ahead,
+    skip: w.top ? [{ top: w.top, bottom, ...(ends && ends.length > 0 ? { ends } : {}) }, ...ahead] : ahead,
     skipping: false,
+    inEnds: false,
   };
 }
 
@@ -360,6 +386,8 @@ function passBy(
   w: Window,
 ) {
   w.bottom = key;
+  w.lasts.push(key);
+  if (w.lasts.length > STRETCH_ENDS) w.lasts.shift();
   if (w.top) return;
   w.top = key;
   w.tops = [key];
