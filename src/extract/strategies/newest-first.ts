@@ -72,6 +72,7 @@ const NewestFirstCheckpoint = z.object({
       skip: z.array(Stretch).default([]),
       skipping: z.boolean().default(false),
       inEnds: z.boolean().default(false),
+      endsAt: z.number().optional(),
     })
     .optional(),
 });
@@ -252,7 +253,10 @@ async function* walkOnce(
       const time = stream.timeOf?.(record);
       if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
       let stretch = w.skip[0];
-      if (stretch && w.inEnds && !stretch.ends?.includes(key)) {
+      // A record newer than the last end key met is no record after the stretch: a carried offset token,
+      // records listed since, shows records from above (and one of the last few handled, listed again).
+      const older = time === undefined || w.endsAt === undefined || time <= w.endsAt;
+      if (stretch && w.inEnds && older && !stretch.ends?.includes(key) && !w.lasts.includes(key)) {
         // Past the last keys of the stretch without meeting its bottom (no longer listed): it ended
         // there, and this record is the first after it.
         w.skip = w.skip.slice(1);
@@ -281,7 +285,9 @@ async function* walkOnce(
           // changed): what follows it is above the head, whatever the pass before had passed.
           if (!w.skipping && key !== stretch.top && w.passedHead && !headMet) w.passedHead = false;
           w.skipping = key !== stretch.bottom;
-          w.inEnds = w.skipping && stretch.ends?.includes(key) === true;
+          const isEnd = w.skipping && stretch.ends?.includes(key) === true;
+          if (isEnd && time !== undefined) w.endsAt = time;
+          w.inEnds = isEnd || (w.inEnds && w.skipping);
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
         } else {
