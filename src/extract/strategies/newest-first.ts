@@ -43,9 +43,10 @@ const Stretch = z.object({ top: z.string(), bottom: z.string(), ends: z.array(z.
  * time, `belowHead` the keys listed next below it (newest first), `since` its sort value (for listings
  * that take a lower bound), and `open` the records that could still change, with a hash of the version
  * committed. A walk in progress (`window`) remembers its page token, the newest record its pass met
- * (`top`) and the first few (`tops`), the last one it handled (`bottom`), and what it learned so far.
- * After a refused token a walk passes again from the top: `skip` holds, newest first, the stretches
- * earlier passes read that this one has not gone by yet (`skipping`: it is inside the first).
+ * (`top`) and the first few (`tops`), the last one it handled (`bottom`) and the last few (`lasts`),
+ * and what it learned so far. After a refused token a walk passes again from the top: `skip` holds,
+ * newest first, the stretches earlier passes read that this one has not gone by yet (`skipping`: it is
+ * inside the first; `inEnds`: among its last keys, the newest of them met listed at `endsAt`).
  * `topAlone`: the walk ended carried on from a page token, and the next pass from the top looks for
  * the head alone (see walkNewestFirst).
  */
