@@ -109,14 +109,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
       const stopped = await walkListing(pageFor(pagesOf([...arrived, ...history])), first.checkpoint, 1);
       expect(stopped.appended).toEqual(['n5', 'n4', 'n3']);
       const listed = pagesOf([...arrived.filter((r) => !gone.includes(r.id)), ...history]);
-      let refusedOnce = false;
-      const again = await walkListing((token) => {
-        if (token && !refusedOnce) {
-          refusedOnce = true;
-          throw refused();
-        }
-        return pageFor(listed)(token);
-      }, stopped.checkpoint);
+      const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
       expect(again.error).toBeUndefined();
       // n4 was inside the stretch, past its missing top: taken again. Nothing of the history is.
       expect(again.appended).toEqual(['n4', 'n2', 'n1', 'n0']);
@@ -134,14 +127,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
     expect(stopped.appended).toEqual(['x1', 'x2', 'x3']);
     // A day later its token has expired, and x3, the bottom of the stretch it read, is delisted.
     const listed = pagesOf([...x.slice(0, 2), ...n, ...history]);
-    let refusedOnce = false;
-    const again = await walkListing((token) => {
-      if (token && !refusedOnce) {
-        refusedOnce = true;
-        throw refused();
-      }
-      return pageFor(listed)(token);
-    }, stopped.checkpoint);
+    const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
     expect(again.error).toBeUndefined();
     expect(again.appended).toEqual(['n1', 'n2']);
   });
@@ -185,14 +171,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
     const stopped = await walkListing(pageFor(pagesOf([...x, n, r11, r10, ...rest])), first.checkpoint, 1);
     // A day later the token has expired, and the tie is listed in another order: r10 first.
     const listed = pagesOf([r10, ...x, n, r11, ...rest]);
-    let refusedOnce = false;
-    const again = await walkListing((token) => {
-      if (token && !refusedOnce) {
-        refusedOnce = true;
-        throw refused();
-      }
-      return pageFor(listed)(token);
-    }, stopped.checkpoint);
+    const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
     expect(again.error).toBeUndefined();
     expect(again.appended).toContain('n');
   });
@@ -214,14 +193,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
       ...x,
       ...history.filter((r) => r.id !== 'o1'),
     ]);
-    let refusedOnce = false;
-    const again = await walkListing((token) => {
-      if (token && !refusedOnce) {
-        refusedOnce = true;
-        throw refused();
-      }
-      return pageFor(listed)(token);
-    }, stopped.checkpoint);
+    const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
     expect(again.error).toBeUndefined();
     expect(again.appended).toEqual(expect.arrayContaining(['y1', 'y2']));
   });
