@@ -112,6 +112,8 @@ async function* walkOnce(
     head === undefined || state.topAlone ? [] : (state.belowHead ?? []).filter((k) => !(k in open)),
   );
   const heads = new Set(head === undefined ? below : [head, ...below]);
+  /** The head alone, as a set of marks (`marksHere`). */
+  const headOnly: ReadonlySet<string> = new Set(head === undefined ? [] : [head]);
   const openKeys = Object.keys(open);
   let window: Window | undefined = state.window;
   let first = state.window === undefined;
@@ -209,8 +211,8 @@ async function* walkOnce(
     // places (equal sort values), and a record listed since may sit below a key that was below the head.
     // A page that lists keys below the head but not the head is passed at the first of them only if the
     // next page does not list the head either: that tie may straddle two pages.
-    let marksHere: ReadonlySet<string> = marksOnly(head);
-    if (below.size > 0 && !w.passedHead && !listsAnyOf(stream, marksOnly(head), valid, rejected)) {
+    let marksHere = headOnly;
+    if (below.size > 0 && !w.passedHead && !listsAnyOf(stream, headOnly, valid, rejected)) {
       marksHere = heads;
       if (nextToken && listsAnyOf(stream, below, valid, rejected)) {
         const read = readPage(request, nextToken);
@@ -219,8 +221,8 @@ async function* walkOnce(
         const next = await read.catch(() => undefined);
         // A page that could not be read may list the head: the walk goes on to it, and its failure
         // (a spent quota, a refused token) is the walk's there, the window kept, nothing passed.
-        if (!next || listsAnyOf(stream, marksOnly(head), next.checked.valid, next.checked.rejected))
-          marksHere = marksOnly(head);
+        if (!next || listsAnyOf(stream, headOnly, next.checked.valid, next.checked.rejected))
+          marksHere = headOnly;
       }
     }
     let belowFloor = false;
@@ -418,8 +420,6 @@ function gatherTop(
   if (w.tops.length === 0 || w.tops.length >= TOP_KEYS) return;
   if (key !== w.top && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
 }
-
-const marksOnly = (head: string | undefined) => new Set(head === undefined ? [] : [head]);
 
 /** Whether a page lists any of `keys`, as a valid record or a rejected one. */
 function listsAnyOf(
