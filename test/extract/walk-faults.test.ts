@@ -136,27 +136,27 @@ describe('a newest-first walk over a source that misbehaves', () => {
     // Times as the real listings have them: a carried offset token that records listed since pushed
     // back shows records newer than the stretch's last keys, which cannot be the records after it.
     let clock = 1_000;
-    const arrive = (prefix: string, count: number, open?: string): Timed[] => {
+    const arrive = (prefix: string, count: number, open?: string): Item[] => {
       clock += count + 1;
       return Array.from({ length: count }, (_, i) => {
         const id = `${prefix}${count - i}`;
         return { id, status: id === open ? 'open' : 'done', t: clock - i };
       });
     };
-    const pages = (items: Timed[]) => pageFor(pagesOf(items as Item[]));
+    const pages = (items: Item[]) => pageFor(pagesOf(items));
     const h = arrive('h', 12, 'h9');
-    const first = await walkTimed(pages(h));
+    const first = await walkListing(pages(h));
     const x = arrive('x', 3);
     // Reads x3 x2 x1, then h12 (the head) h11 h10 for the open h9, and stops.
-    const second = await walkTimed(pages([...x, ...h]), first.checkpoint, 2);
+    const second = await walkListing(pages([...x, ...h]), first.checkpoint, 2);
     const withY = [...arrive('y', 1), ...x, ...h];
     // Refused: passes again from the top, skipping the stretch x3..h10, and stops inside its last keys.
-    const third = await walkTimed(refusedFirst(pages(withY)), second.checkpoint, 2);
+    const third = await walkListing(refusedFirst(pages(withY)), second.checkpoint, 2);
     expect(third.checkpoint?.window).toMatchObject({ skipping: true, inEnds: true });
     // Nine records arrive: the carried token (an offset) now lists z3 z2 z1, above the stretch.
     const withZ = [...arrive('z', 9), ...withY];
-    const fourth = await walkTimed(refusedFirst(pages(withZ), 't3'), third.checkpoint);
-    const fifth = await walkTimed(pages(withZ), fourth.checkpoint);
+    const fourth = await walkListing(refusedFirst(pages(withZ), 't3'), third.checkpoint);
+    const fifth = await walkListing(pages(withZ), fourth.checkpoint);
     const appended = [...third.appended, ...fourth.appended, ...fifth.appended];
     expect(withZ.filter((r) => r.id.startsWith('z') && !appended.includes(r.id))).toEqual([]);
   });
@@ -404,27 +404,6 @@ describe('an ascending (cursor) walk over a source that misbehaves', () => {
     expect(appended).toEqual(ascending.map((r) => r.id));
   });
 });
-
-type Timed = Item & { t: number };
-
-const timedStream = defineStream({
-  name: 'test_timed',
-  description: 'a newest-first listing with a time to each record',
-  strategy: 'newest-first',
-  schema: z.object({ id: z.string(), status: z.enum(['open', 'done']), t: z.number() }),
-  primaryKey: ['id'],
-  isFinal: (r) => r.status === 'done',
-  timeOf: (r) => r.t,
-  partitions: () => [{ network: 'fuji' }],
-  request: () => httpGet({ service: 'data', route: '/v1/timed', params: {}, query: {} }),
-  records: (body) => (body as Page).items,
-});
-
-const walkTimed = (
-  answer: (token: string | undefined) => Page,
-  committed?: Record<string, unknown>,
-  steps?: number,
-) => walkStream(timedStream, answer, committed, steps);
 
 /** `answer`, but the first page token asked for (or `token`) is refused once, as an expired one. */
 function refusedFirst(answer: (token: string | undefined) => Page, token?: string) {

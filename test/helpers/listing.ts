@@ -5,19 +5,21 @@ import { defineStream, httpGet, type PageRequest, type StreamDefinition } from '
 
 /**
  * A newest-first listing of the walks' own tests, with no source behind it: records `{ id, status }`,
- * 'open' ones still changing, and a page for each token the test answers.
+ * 'open' ones still changing, with a time `t` where a test gives one (as every real listing does), and
+ * a page for each token the test answers.
  */
 
-export type Item = { id: string; status: string };
+export type Item = { id: string; status: string; t?: number };
 export type Page = { items: Item[]; nextPageToken?: string };
 
 export const listingStream = defineStream({
   name: 'test_listing',
   description: 'a newest-first listing',
   strategy: 'newest-first',
-  schema: z.object({ id: z.string(), status: z.enum(['open', 'done']) }),
+  schema: z.object({ id: z.string(), status: z.enum(['open', 'done']), t: z.number().optional() }),
   primaryKey: ['id'],
   isFinal: (r) => r.status === 'done',
+  timeOf: (r) => r.t,
   partitions: () => [{ network: 'fuji' }],
   request: () => httpGet({ service: 'data', route: '/v1/test', params: {}, query: {} }),
   records: (body) => (body as Page).items,
