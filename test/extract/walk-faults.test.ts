@@ -96,11 +96,11 @@ describe('a newest-first walk over a source that misbehaves', () => {
   });
 
   it.each([
-    ['its top', ['n5']],
-    ['its top and its bottom', ['n5', 'n3']],
+    ['its top', ['n5'], ['n4', 'n3', 'n2', 'n1', 'n0']],
+    ['its top and its bottom', ['n5', 'n3'], ['n4', 'n2', 'n1', 'n0']],
   ])(
     'after a refused token, a stretch read before whose %s is no longer listed: the history is not appended again',
-    async (_, gone) => {
+    async (_, gone, taken) => {
       const history = finished(30);
       const first = await walkListing(pageFor(pagesOf(history)));
       const arrived = finished(6).map((r) => ({ ...r, id: r.id.replace('r', 'n') }));
@@ -111,8 +111,9 @@ describe('a newest-first walk over a source that misbehaves', () => {
       const listed = pagesOf([...arrived.filter((r) => !gone.includes(r.id)), ...history]);
       const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
       expect(again.error).toBeUndefined();
-      // n4 was inside the stretch, past its missing top: taken again. Nothing of the history is.
-      expect(again.appended).toEqual(['n4', 'n2', 'n1', 'n0']);
+      // n4 was inside the stretch, past its missing top, and n3 its bottom: taken again. Nothing of
+      // the history is.
+      expect(again.appended).toEqual(taken);
       expect(again.checkpoint).toMatchObject({ head: '["n4"]' });
     },
   );
@@ -159,6 +160,42 @@ describe('a newest-first walk over a source that misbehaves', () => {
     const fifth = await walkListing(pages(withZ), fourth.checkpoint);
     const appended = [...third.appended, ...fourth.appended, ...fifth.appended];
     expect(withZ.filter((r) => r.id.startsWith('z') && !appended.includes(r.id))).toEqual([]);
+  });
+
+  it('a carried page of records listed since, all above its top, is not the bottom of a stretch after a refused token', async () => {
+    let clock = 1_000;
+    const arrive = (prefix: string, count: number, open?: string): Item[] => {
+      clock += count + 1;
+      return Array.from({ length: count }, (_, i) => {
+        const id = `${prefix}${count - i}`;
+        return { id, status: id === open ? 'open' : 'done', t: clock - i };
+      });
+    };
+    const pages = (items: Item[]) => pageFor(pagesOf(items));
+    const h = arrive('h', 9, 'h1');
+    const first = await walkListing(pages(h));
+    const x = arrive('x', 3);
+    // Reads x3 x2 x1, then h9 (the head) h8 h7 on its way to the open h1, and stops.
+    const second = await walkListing(pages([...x, ...h]), first.checkpoint, 2);
+    expect(second.checkpoint?.window).toMatchObject({ top: '["x3"]', bottom: '["h7"]', passedHead: true });
+    // Nine records arrive: the carried token (an offset) lists y3 y2 y1, newer than the walk's top x3.
+    // The next token is refused, and the pass from the top skips what the earlier pass read.
+    const listed = [...arrive('y', 9), ...x, ...h];
+    const third = await walkListing(refusedFirst(pages(listed), 't3'), second.checkpoint);
+    expect(third.error).toBeUndefined();
+    const appended = [...first.appended, ...second.appended, ...third.appended];
+    expect(listed.filter((r) => !appended.includes(r.id)).map((r) => r.id)).toEqual([]);
+    expect(third.appended.filter((id) => id.startsWith('y'))).toEqual([
+      'y9',
+      'y8',
+      'y7',
+      'y6',
+      'y5',
+      'y4',
+      'y3',
+      'y2',
+      'y1',
+    ]);
   });
 
   it('after a refused token, a key kept below the head listed above a stretch is passed only once the next page is read', async () => {

@@ -286,7 +286,16 @@ async function* walkOnce(
           // was taken again), rather than never.
           // Its bottom met above the stretch and above the head (a tie in another order, a record that
           // changed): what follows it is above the head, whatever the pass before had passed.
-          if (!w.skipping && key !== stretch.top && w.passedHead && !headMet) w.passedHead = false;
+          const bottomFirst = !w.skipping && key !== stretch.top;
+          if (bottomFirst && w.passedHead && !headMet) w.passedHead = false;
+          // Met before its top, the bottom may be no record the stretch's pass read: a carried offset
+          // token, pushed back by records listed since, showed that pass records from above its top,
+          // and it took the last for its bottom without appending it. Appended again, it costs a row.
+          if (bottomFirst && !heads.has(key)) {
+            append.push(record);
+            takenNow.add(key);
+            trackOpen(stream, record, key, w, newest);
+          }
           w.skipping = key !== stretch.bottom;
           const isEnd = w.skipping && stretch.ends?.includes(key) === true;
           if (isEnd && time !== undefined) w.endsAt = time;
