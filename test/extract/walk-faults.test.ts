@@ -96,8 +96,8 @@ describe('a newest-first walk over a source that misbehaves', () => {
   });
 
   it.each([
-    ['its top', ['n5'], ['n4', 'n3', 'n2', 'n1', 'n0']],
-    ['its top and its bottom', ['n5', 'n3'], ['n4', 'n2', 'n1', 'n0']],
+    ['its top', ['n5'], ['n2', 'n4', 'n3', 'n2', 'n1', 'n0']],
+    ['its top and its bottom', ['n5', 'n3'], ['n2', 'n1', 'n4', 'n2', 'n1', 'n0']],
   ])(
     'after a refused token, a stretch read before whose %s is no longer listed: the history is not appended again',
     async (_, gone, taken) => {
@@ -112,7 +112,8 @@ describe('a newest-first walk over a source that misbehaves', () => {
       const again = await walkListing(refusedFirst(pageFor(listed)), stopped.checkpoint);
       expect(again.error).toBeUndefined();
       // n4 was inside the stretch, past its missing top, and n3 its bottom: taken again. Nothing of
-      // the history is.
+      // the history is. The page read last, read again first, lists n2 after n3 (n5's delisting moved
+      // it up), or after n4 where n3 is gone: what follows is taken before the token is refused.
       expect(again.appended).toEqual(taken);
       expect(again.checkpoint).toMatchObject({ head: '["n4"]' });
     },
@@ -152,7 +153,7 @@ describe('a newest-first walk over a source that misbehaves', () => {
     const second = await walkListing(pages([...x, ...h]), first.checkpoint, 2);
     const withY = [...arrive('y', 1), ...x, ...h];
     // Refused: passes again from the top, skipping the stretch x3..h10, and stops inside its last keys.
-    const third = await walkListing(refusedFirst(pages(withY)), second.checkpoint, 2);
+    const third = await walkListing(refusedFirst(pages(withY), 't2'), second.checkpoint, 2);
     expect(third.checkpoint?.window).toMatchObject({ skipping: true, inEnds: true });
     // Nine records arrive: the carried token (an offset) now lists z3 z2 z1, above the stretch.
     const withZ = [...arrive('z', 9), ...withY];
@@ -341,24 +342,51 @@ describe('a newest-first walk over a source that misbehaves', () => {
     },
   );
 
-  it('after a run carried on from its page token, passes from the top down to its top alone', async () => {
+  describe('a run carried on by an offset token', () => {
     const items = finished(12);
-    const first = await walkListing(pageFor(pagesOf(items)));
     const news: Item[] = ['n5', 'n4', 'n3', 'n2', 'n1', 'n0'].map((id) => ({ id, status: 'done' }));
-    // Six records arrive; the run stops after its first page (n5, n4, n3), carrying its page token.
-    const stopped = await walkListing(pageFor(pagesOf([...news, ...items])), first.checkpoint, 1);
-    expect(stopped.appended).toEqual(['n5', 'n4', 'n3']);
-    // n5 and n4 are delisted: the carried token (an offset) now lists from r11 on, past n2 and n1. The
-    // pass from the top that follows does not stop at n3, a key kept below n5: it reads down to n5
-    // (gone, so the whole listing), and takes n2 and n1.
-    const delisted = pageFor(pagesOf([...news.slice(2), ...items]));
-    const next = await walkListing(delisted, stopped.checkpoint);
-    expect(next.appended).toEqual(expect.arrayContaining(['n2', 'n1', 'n0']));
-    // The same, with that run stopped once the carried walk ended: the next run's pass looks for n5.
-    const carried = await walkListing(delisted, stopped.checkpoint, 1);
-    expect(carried.appended).not.toContain('n2');
-    const after = await walkListing(delisted, carried.checkpoint);
-    expect(after.appended).toEqual(expect.arrayContaining(['n2', 'n1']));
+    /** Six records arrive; the run stops after its first page (n5, n4, n3), carrying its page token. */
+    async function stopped() {
+      const first = await walkListing(pageFor(pagesOf(items)));
+      const run = await walkListing(pageFor(pagesOf([...news, ...items])), first.checkpoint, 1);
+      expect(run.appended).toEqual(['n5', 'n4', 'n3']);
+      return run.checkpoint;
+    }
+
+    it('reads its last page again: records delisted above the token do not carry it past records never read', async () => {
+      // n5 and n4 are delisted: the carried token (an offset) now lists from r11 on, past n2 and n1. The
+      // first page, read again, lists n3 first: what follows it is next.
+      const delisted = pageFor(pagesOf([...news.slice(2), ...items]));
+      const next = await walkListing(delisted, await stopped(), 1);
+      expect(next.appended).toEqual(['n2', 'n1']);
+    });
+
+    it('goes by the records it read where records listed since moved them onto the carried page', async () => {
+      const arrived: Item[] = [
+        { id: 'a1', status: 'done' },
+        { id: 'a0', status: 'done' },
+      ];
+      // The carried token now lists n4, n3, n2: n2 alone is new to this walk. The pass from the top
+      // that follows takes a1 and a0.
+      const listed = pageFor(pagesOf([...arrived, ...news, ...items]));
+      const next = await walkListing(listed, await stopped());
+      expect(next.appended).toEqual(['n2', 'n1', 'n0', 'a1', 'a0']);
+    });
+
+    it('with its bottom delisted too, passes from the top down to its top alone', async () => {
+      // n5, n4 and n3 are delisted: no page lists the bottom again, and the carried token lists from r11
+      // on. The pass from the top that follows does not stop at a key kept below n5: it reads down to
+      // n5 (gone, so the whole listing), and takes n2 and n1.
+      const delisted = pageFor(pagesOf([...news.slice(3), ...items]));
+      const checkpoint = await stopped();
+      const next = await walkListing(delisted, checkpoint);
+      expect(next.appended).toEqual(expect.arrayContaining(['n2', 'n1', 'n0']));
+      // The same, with that run stopped once the carried walk ended: the next run's pass looks for n5.
+      const carried = await walkListing(delisted, checkpoint, 1);
+      expect(carried.appended).not.toContain('n2');
+      const after = await walkListing(delisted, carried.checkpoint);
+      expect(after.appended).toEqual(expect.arrayContaining(['n2', 'n1']));
+    });
   });
 
   it('does not take a record that still changes for a mark of its place: changed, it may be listed higher', async () => {

@@ -11,6 +11,7 @@ import {
   newestField,
   newestOf,
   nextTokenOf,
+  type Pager,
   type Walk,
   type WalkContext,
   type WalkStep,
@@ -33,10 +34,15 @@ const TOP_KEYS = 16;
 const STRETCH_ENDS = 4;
 
 /**
- * A stretch of the listing a walk has read, by the keys of its newest and its oldest record, and of
- * the last few it handled (`ends`, the bottom last).
+ * A stretch of the listing a walk has read, by the keys of its newest and its oldest record (and the
+ * oldest's time, `bottomAt`), and of the last few it handled (`ends`, the bottom last).
  */
-const Stretch = z.object({ top: z.string(), bottom: z.string(), ends: z.array(z.string()).optional() });
+const Stretch = z.object({
+  top: z.string(),
+  bottom: z.string(),
+  bottomAt: z.number().optional(),
+  ends: z.array(z.string()).optional(),
+});
 
 /**
  * Where a newest-first listing stands after a run: `head` is the newest committed record, `headAt` its
@@ -44,11 +50,12 @@ const Stretch = z.object({ top: z.string(), bottom: z.string(), ends: z.array(z.
  * that take a lower bound), and `open` the records that could still change, with a hash of the version
  * committed. A walk in progress (`window`) remembers its page token, the newest record its pass met
  * (`top`) and the first few (`tops`), the last one it handled (`bottom`) and the last few (`lasts`),
- * and what it learned so far. After a refused token a walk passes again from the top: `skip` holds,
- * newest first, the stretches earlier passes read that this one has not gone by yet (`skipping`: it is
- * inside the first; `inEnds`: among its last keys, the newest of them met listed at `endsAt`).
- * `topAlone`: the walk ended carried on from a page token, and the next pass from the top looks for
- * the head alone (see walkNewestFirst).
+ * the token of the page it read last (`at`, '' for the first page; see `resumeAt`), and what it
+ * learned so far. After a refused token a walk passes again from the top: `skip` holds, newest first,
+ * the stretches earlier passes read that this one has not gone by yet (`skipping`: it is inside the
+ * first; `inEnds`: among its last keys, the newest of them met listed at `endsAt`). `topAlone`: the
+ * walk ended carried on from a page token, and the next pass from the top looks for the head alone
+ * (see walkNewestFirst).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
@@ -61,10 +68,12 @@ const NewestFirstCheckpoint = z.object({
     .object({
       since: z.number().optional(),
       pageToken: z.string(),
+      at: z.string().optional(),
       top: z.string(),
       topSince: z.number().optional(),
       topAt: z.number().optional(),
       bottom: z.string(),
+      bottomAt: z.number().optional(),
       lasts: z.array(z.string()).default([]),
       tops: z.array(z.string()).default([]),
       passedHead: z.boolean(),
@@ -94,8 +103,9 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
     // one, or one whose token was refused) has read it already.
     if (end.fromTop) return;
     // That pass looks for the top alone (`topAlone`, in this run or the next if this one stops first):
-    // where records above the top were delisted since, offset paging carried the walk past records
-    // never read, and only a pass down to the top itself finds them again.
+    // where records above the token were delisted since, and the walk could not find its bottom again
+    // (see resumeAt), offset paging carried it past records never read, and only a pass down to the top
+    // itself finds them again.
     checkpoint = end.checkpoint;
   }
 }
@@ -139,6 +149,10 @@ async function* walkOnce(
   /** The next page, read before this one was passed (see `marksHere`), and its records checked. */
   let peeked: { pageToken: string; read: ReturnType<typeof readPage> } | undefined;
   let passes = 0;
+  /** A walk carried on: the page it read last, read again first (see `resumeAt`). */
+  let resumeFrom = state.window?.pageToken ? state.window.at : undefined;
+  /** Where the walk stopped, which the first page read goes by before the walk takes its records. */
+  let seek = state.window?.pageToken ? stopOf(state.window) : undefined;
   /** Whether this pass has met the head (see the end of a stretch at its bottom). */
   let headMet = false;
   /** Keys appended from the page before this one (see `takenNow`). */
@@ -166,8 +180,18 @@ async function* walkOnce(
     const pageToken = window?.pageToken || undefined;
     let body: unknown;
     let checked: Checked | undefined;
+    /** The token of the page read now ('' for the first), which the window keeps as `at`. */
+    let readAt = pageToken ?? '';
     try {
-      if (pageToken !== undefined && peeked?.pageToken === pageToken) ({ body, checked } = await peeked.read);
+      const from = resumeFrom;
+      resumeFrom = undefined;
+      const resumed =
+        from !== undefined && seek !== undefined
+          ? await resumeAt(stream, pager, request, from, seek)
+          : undefined;
+      if (resumed) ({ body, checked, at: readAt } = resumed);
+      else if (pageToken !== undefined && peeked?.pageToken === pageToken)
+        ({ body, checked } = await peeked.read);
       else body = await pager.fetch(request, pageToken);
     } catch (error) {
       if (window?.pageToken && isRejectedPageToken(error)) {
@@ -176,6 +200,7 @@ async function* walkOnce(
         if (++passes > MAX_PASSES_AGAIN) throw new RefusedTokensError(MAX_PASSES_AGAIN, error);
         pager.restart();
         peeked = undefined;
+        seek = undefined;
         // The new pass knows what was read by its stretches to skip, which must meet their keys.
         takenBefore = new Set();
         window = passAgain(window);
@@ -190,6 +215,11 @@ async function* walkOnce(
     const nextToken = nextTokenOf(body);
     if (nextToken && !mayEndAt(stream.records(body), window)) await pager.ahead(request, nextToken);
     const { valid, rejects, rejected } = checked ?? checkRecords(stream, body);
+    // A walk carried on goes by what it read before: the records of its first page down to its bottom (or
+    // the last of its last keys listed) were handled by it, or listed since above its top (the pass from
+    // the top reads those).
+    const through = seek === undefined ? -1 : placeOf(stream, seek, valid);
+    seek = undefined;
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {
       ...(since !== undefined ? { since } : {}),
@@ -246,6 +276,7 @@ async function* walkOnce(
 
     for (let index = 0; index < valid.length; index++) {
       meetRejected(index);
+      if (index <= through) continue;
       const record = valid[index] as Record<string, unknown>;
       const key = keyOf(stream.primaryKey, record);
       // Pages that overlap (offset paging while records arrive) list a record twice: it is taken once.
@@ -259,7 +290,13 @@ async function* walkOnce(
       // A record newer than the last end key met is no record after the stretch: a carried offset token,
       // records listed since, shows records from above (and one of the last few handled, listed again).
       const older = time === undefined || w.endsAt === undefined || time <= w.endsAt;
-      if (stretch && w.inEnds && older && !stretch.ends?.includes(key) && !w.lasts.includes(key)) {
+      const pastEnds = w.inEnds && older && !stretch?.ends?.includes(key) && !w.lasts.includes(key);
+      // Older than its bottom, a record is after the stretch, though neither its bottom nor its last keys
+      // are listed any more. (Where the listing's order is not its records' times, the stretch may end
+      // early: what lay inside it is taken again, nothing lost.)
+      const pastBottom =
+        w.skipping && time !== undefined && stretch?.bottomAt !== undefined && time < stretch.bottomAt;
+      if (stretch && (pastEnds || pastBottom)) {
         // Past the last keys of the stretch without meeting its bottom (no longer listed): it ended
         // there, and this record is the first after it.
         w.skip = w.skip.slice(1);
@@ -280,7 +317,7 @@ async function* walkOnce(
       }
       if (stretch) {
         // Above a stretch read before, a record was listed since: new. Inside it, one handled already.
-        passBy(stream, record, key, w);
+        passBy(stream, record, key, time, w);
         if (w.skipping || key === stretch.top || key === stretch.bottom) {
           // A stretch whose top is no longer listed ends at its bottom all the same (what lay inside it
           // was taken again), rather than never.
@@ -319,7 +356,7 @@ async function* walkOnce(
         }
         continue;
       }
-      passBy(stream, record, key, w);
+      passBy(stream, record, key, time, w);
       if (!w.passedHead && marksHere.has(key)) w.passedHead = true;
       if (!w.passedHead) {
         // A key kept below the head is of a final record committed: listed above the head (a tie in
@@ -356,7 +393,7 @@ async function* walkOnce(
       yield { append, rejects, ...reached, checkpoint };
       return { fromTop, checkpoint };
     }
-    window = { ...w, pageToken: nextToken };
+    window = { ...w, pageToken: nextToken, at: readAt };
     yield {
       append,
       rejects,
@@ -380,9 +417,16 @@ async function* walkOnce(
 function passAgain(w: Window): Window {
   const [inside, ...below] = w.skip;
   const bottom = w.skipping && inside ? inside.bottom : w.bottom;
+  const bottomAt = w.skipping && inside ? inside.bottomAt : w.bottomAt;
   const ends = w.skipping && inside ? inside.ends : w.lasts;
   const ahead = w.skipping ? below : w.skip;
-  const { topSince: _, topAt: __, ...rest } = w;
+  const { topSince: _, topAt: __, at: ___, bottomAt: ____, ...rest } = w;
+  const stretch = {
+    top: w.top,
+    bottom,
+    ...(bottomAt !== undefined ? { bottomAt } : {}),
+    ...(ends && ends.length > 0 ? { ends } : {}),
+  };
   return {
     ...rest,
     pageToken: '',
@@ -390,10 +434,59 @@ function passAgain(w: Window): Window {
     bottom: '',
     lasts: [],
     tops: [],
-    skip: w.top ? [{ top: w.top, bottom, ...(ends && ends.length > 0 ? { ends } : {}) }, ...ahead] : ahead,
+    skip: w.top ? [stretch, ...ahead] : ahead,
     skipping: false,
     inEnds: false,
   };
+}
+
+/**
+ * Where a walk carried on by a page token takes up. Offset paging counts records: records delisted above
+ * the token since carry it past records never read, and records listed since above it show the walk
+ * records it read. The page the walk read last (`at`), read again, tells: where it still lists the
+ * walk's bottom (or, that delisted too, the last of its last keys), the records after it are the next
+ * ones, and its own next token follows them (keyset paging lists the bottom last: the carried token's
+ * page, as before). It costs a page a resumed walk. Where it lists none of them (records listed since
+ * pushed them down, all delisted), undefined: the walk reads the carried token, and goes by its last
+ * keys there if it lists them.
+ */
+async function resumeAt(
+  stream: NewestFirstStream<z.ZodObject>,
+  pager: Pager,
+  request: PageRequest,
+  at: string,
+  stop: Stop,
+) {
+  // A refused token is the walk's, as the carried one's would be: both expired together.
+  const body = await pager.fetch(request, at || undefined);
+  const checked = checkRecords(stream, body);
+  const place = placeOf(stream, stop, checked.valid);
+  // One of the last keys alone, last on the page, may be followed by the bottom on the next page
+  // (records listed since pushed it down): the carried token's page tells.
+  const bottomListed =
+    place >= 0 && keyOf(stream.primaryKey, checked.valid[place] as Record<string, unknown>) === stop.bottom;
+  return bottomListed || (place >= 0 && place < checked.valid.length - 1) ? { body, checked, at } : undefined;
+}
+
+/** Where a walk carried on stopped: its bottom, and the last few keys it handled before it. */
+type Stop = { bottom: string; lasts: ReadonlySet<string> };
+
+function stopOf(w: Window): Stop | undefined {
+  return w.bottom ? { bottom: w.bottom, lasts: new Set(w.lasts) } : undefined;
+}
+
+/**
+ * Where a page lists the walk's stop: the index of its bottom, or where that is no longer listed, of the
+ * last of its last keys; -1 if the page lists neither.
+ */
+function placeOf(stream: NewestFirstStream<z.ZodObject>, stop: Stop, records: readonly unknown[]): number {
+  let place = -1;
+  for (let index = 0; index < records.length; index++) {
+    const key = keyOf(stream.primaryKey, records[index] as Record<string, unknown>);
+    if (key === stop.bottom) return index;
+    if (stop.lasts.has(key)) place = index;
+  }
+  return place;
 }
 
 /** The walk goes by a listed record: the newest of its pass is its top (and its first top key). */
@@ -401,9 +494,12 @@ function passBy(
   stream: NewestFirstStream<z.ZodObject>,
   record: Record<string, unknown>,
   key: string,
+  time: number | undefined,
   w: Window,
 ) {
   w.bottom = key;
+  if (time !== undefined) w.bottomAt = time;
+  else delete w.bottomAt;
   w.lasts.push(key);
   if (w.lasts.length > STRETCH_ENDS) w.lasts.shift();
   if (w.top) return;
@@ -411,8 +507,7 @@ function passBy(
   w.tops = [key];
   const topSince = stream.sinceOf?.(record);
   if (topSince !== undefined) w.topSince = topSince;
-  const topAt = stream.timeOf?.(record);
-  if (topAt !== undefined) w.topAt = topAt;
+  if (time !== undefined) w.topAt = time;
 }
 
 /**
