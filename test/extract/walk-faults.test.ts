@@ -23,6 +23,24 @@ function listing(count: number, size = 3): Page[] {
 const finished = (count: number): Item[] =>
   Array.from({ length: count }, (_, i) => ({ id: `r${count - 1 - i}`, status: 'done' }));
 
+/**
+ * Records arriving on a listing with times, as the real ones have: `arrive('x', 3)` gives x3 x2 x1,
+ * newest first, each newer than all before; `open` names one still open.
+ */
+function arrivals() {
+  let clock = 1_000;
+  return (prefix: string, count: number, open?: string): Item[] => {
+    clock += count + 1;
+    return Array.from({ length: count }, (_, i) => {
+      const id = `${prefix}${count - i}`;
+      return { id, status: id === open ? 'open' : 'done', t: clock - i };
+    });
+  };
+}
+
+/** A source listing `items`, three to a page. */
+const paged = (items: Item[]) => pageFor(pagesOf(items));
+
 const refused = () =>
   new FinalError(
     'the service rejected the request parameters: Invalid pageToken',
@@ -137,52 +155,36 @@ describe('a newest-first walk over a source that misbehaves', () => {
   it('after a refused token, records from above a stretch on a carried page do not end it: nothing is lost', async () => {
     // Times as the real listings have them: a carried offset token that records listed since pushed
     // back shows records newer than the stretch's last keys, which cannot be the records after it.
-    let clock = 1_000;
-    const arrive = (prefix: string, count: number, open?: string): Item[] => {
-      clock += count + 1;
-      return Array.from({ length: count }, (_, i) => {
-        const id = `${prefix}${count - i}`;
-        return { id, status: id === open ? 'open' : 'done', t: clock - i };
-      });
-    };
-    const pages = (items: Item[]) => pageFor(pagesOf(items));
+    const arrive = arrivals();
     const h = arrive('h', 12, 'h9');
-    const first = await walkListing(pages(h));
+    const first = await walkListing(paged(h));
     const x = arrive('x', 3);
     // Reads x3 x2 x1, then h12 (the head) h11 h10 for the open h9, and stops.
-    const second = await walkListing(pages([...x, ...h]), first.checkpoint, 2);
+    const second = await walkListing(paged([...x, ...h]), first.checkpoint, 2);
     const withY = [...arrive('y', 1), ...x, ...h];
     // Refused: passes again from the top, skipping the stretch x3..h10, and stops inside its last keys.
-    const third = await walkListing(refusedFirst(pages(withY), 't2'), second.checkpoint, 2);
+    const third = await walkListing(refusedFirst(paged(withY), 't2'), second.checkpoint, 2);
     expect(third.checkpoint?.window).toMatchObject({ skipping: true, inEnds: true });
     // Nine records arrive: the carried token (an offset) now lists z3 z2 z1, above the stretch.
     const withZ = [...arrive('z', 9), ...withY];
-    const fourth = await walkListing(refusedFirst(pages(withZ), 't3'), third.checkpoint);
-    const fifth = await walkListing(pages(withZ), fourth.checkpoint);
+    const fourth = await walkListing(refusedFirst(paged(withZ), 't3'), third.checkpoint);
+    const fifth = await walkListing(paged(withZ), fourth.checkpoint);
     const appended = [...third.appended, ...fourth.appended, ...fifth.appended];
     expect(withZ.filter((r) => r.id.startsWith('z') && !appended.includes(r.id))).toEqual([]);
   });
 
   it('a carried page of records listed since, all above its top, is not the bottom of a stretch after a refused token', async () => {
-    let clock = 1_000;
-    const arrive = (prefix: string, count: number, open?: string): Item[] => {
-      clock += count + 1;
-      return Array.from({ length: count }, (_, i) => {
-        const id = `${prefix}${count - i}`;
-        return { id, status: id === open ? 'open' : 'done', t: clock - i };
-      });
-    };
-    const pages = (items: Item[]) => pageFor(pagesOf(items));
+    const arrive = arrivals();
     const h = arrive('h', 9, 'h1');
-    const first = await walkListing(pages(h));
+    const first = await walkListing(paged(h));
     const x = arrive('x', 3);
     // Reads x3 x2 x1, then h9 (the head) h8 h7 on its way to the open h1, and stops.
-    const second = await walkListing(pages([...x, ...h]), first.checkpoint, 2);
+    const second = await walkListing(paged([...x, ...h]), first.checkpoint, 2);
     expect(second.checkpoint?.window).toMatchObject({ top: '["x3"]', bottom: '["h7"]', passedHead: true });
     // Nine records arrive: the carried token (an offset) lists y3 y2 y1, newer than the walk's top x3.
     // The next token is refused, and the pass from the top skips what the earlier pass read.
     const listed = [...arrive('y', 9), ...x, ...h];
-    const third = await walkListing(refusedFirst(pages(listed), 't3'), second.checkpoint);
+    const third = await walkListing(refusedFirst(paged(listed), 't3'), second.checkpoint);
     expect(third.error).toBeUndefined();
     const appended = [...first.appended, ...second.appended, ...third.appended];
     expect(listed.filter((r) => !appended.includes(r.id)).map((r) => r.id)).toEqual([]);
