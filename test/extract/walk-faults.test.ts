@@ -201,6 +201,28 @@ describe('a newest-first walk over a source that misbehaves', () => {
     ]);
   });
 
+  it('after a refused token, a stretch whose bottom starts late (a pending delegation) is not appended again', async () => {
+    // Sorted by acceptance, timed by start (delegators): r59 (newest) to r0, an hour apart, but r18, where
+    // the first run stops, starts two weeks after it was accepted.
+    const hour = 3_600;
+    const items: Item[] = Array.from({ length: 60 }, (_, i) => {
+      const n = 59 - i;
+      return { id: `r${n}`, status: 'done', t: 1_700_000_000 + n * hour + (n === 18 ? 336 * hour : 0) };
+    });
+    const first = await walkListing(paged(items), undefined, 14);
+    expect(first.appended.at(-1)).toBe('r18');
+    // A day later one delegation is new, and the tokens of the day before are refused (expired).
+    const listed = [{ id: 'n1', status: 'done', t: 1_800_000_000 }, ...items];
+    const expired = new Set(['t14', 't13']);
+    const second = await walkListing((token) => {
+      if (token && expired.delete(token)) throw refused();
+      return paged(listed)(token);
+    }, first.checkpoint);
+    expect(second.error).toBeUndefined();
+    expect(second.appended.filter((id) => first.appended.includes(id))).toEqual([]);
+    expect(second.appended).toEqual(['n1', ...items.slice(42).map((r) => r.id)]);
+  });
+
   it('after a refused token, a key kept below the head listed above a stretch is passed only once the next page is read', async () => {
     const history = finished(12);
     const first = await walkListing(pageFor(pagesOf(history)));
@@ -373,6 +395,15 @@ describe('a newest-first walk over a source that misbehaves', () => {
       const listed = pageFor(pagesOf([...arrived, ...news, ...items]));
       const next = await walkListing(listed, await stopped());
       expect(next.appended).toEqual(['n2', 'n1', 'n0', 'a1', 'a0']);
+    });
+
+    it('having found its place, does not pass down to its top alone: its top delisted, the history is not read again', async () => {
+      // n5, the walk's top, is delisted by the next run (re-indexed); n3, its bottom, is still listed.
+      const listed = pageFor(pagesOf([...news.slice(1), ...items]));
+      const next = await walkListing(listed, await stopped());
+      expect(next.appended).toEqual(['n2', 'n1', 'n0']);
+      // The page read again, the carried page, and the pass from the top down to a key kept below n5.
+      expect(next.requests).toBe(4);
     });
 
     it('with its bottom delisted too, passes from the top down to its top alone', async () => {

@@ -34,8 +34,8 @@ const TOP_KEYS = 16;
 const STRETCH_ENDS = 4;
 
 /**
- * A stretch of the listing a walk has read, by the keys of its newest and its oldest record (and the
- * oldest's time, `bottomAt`), and of the last few it handled (`ends`, the bottom last).
+ * A stretch of the listing a walk has read, by the keys of its newest and its oldest record, of the last
+ * few it handled (`ends`, the bottom last), and the oldest time it met (`bottomAt`).
  */
 const Stretch = z.object({
   top: z.string(),
@@ -50,12 +50,13 @@ const Stretch = z.object({
  * that take a lower bound), and `open` the records that could still change, with a hash of the version
  * committed. A walk in progress (`window`) remembers its page token, the newest record its pass met
  * (`top`) and the first few (`tops`), the last one it handled (`bottom`) and the last few (`lasts`),
- * the token of the page it read last (`at`, '' for the first page; see `resumeAt`), and what it
- * learned so far. After a refused token a walk passes again from the top: `skip` holds, newest first,
- * the stretches earlier passes read that this one has not gone by yet (`skipping`: it is inside the
- * first; `inEnds`: among its last keys, the newest of them met listed at `endsAt`). `topAlone`: the
- * walk ended carried on from a page token, and the next pass from the top looks for the head alone
- * (see walkNewestFirst).
+ * the oldest time it met (`bottomAt`), the token of the page it read last (`at`, '' for the first
+ * page) and whether a run that carried it on could not find its place again (`lostPlace`; see
+ * `resumeAt`), and what it learned so far. After a refused token a walk passes again from the top:
+ * `skip` holds, newest first, the stretches earlier passes read that this one has not gone by yet
+ * (`skipping`: it is inside the first; `inEnds`: among its last keys). `topAlone`: the walk ended
+ * carried on from a page token, its place lost, and the next pass from the top looks for the head
+ * alone (see walkNewestFirst).
  */
 const NewestFirstCheckpoint = z.object({
   head: z.string().optional(),
@@ -82,7 +83,7 @@ const NewestFirstCheckpoint = z.object({
       skip: z.array(Stretch).default([]),
       skipping: z.boolean().default(false),
       inEnds: z.boolean().default(false),
-      endsAt: z.number().optional(),
+      lostPlace: z.boolean().optional(),
     })
     .optional(),
 });
@@ -102,10 +103,10 @@ export async function* walkNewestFirst(ctx: WalkContext): Walk {
     // "ok" with the lake behind the source until the run after. A walk that began at the top (a new
     // one, or one whose token was refused) has read it already.
     if (end.fromTop) return;
-    // That pass looks for the top alone (`topAlone`, in this run or the next if this one stops first):
-    // where records above the token were delisted since, and the walk could not find its bottom again
-    // (see resumeAt), offset paging carried it past records never read, and only a pass down to the top
-    // itself finds them again.
+    // Where a run that carried the walk on could not find its place again (see resumeAt), that pass
+    // looks for the top alone (`topAlone`, in this run or the next if this one stops first): records
+    // above the token delisted since may have carried it past records never read (offset paging), and
+    // only a pass down to the top itself finds them again.
     checkpoint = end.checkpoint;
   }
 }
@@ -219,6 +220,7 @@ async function* walkOnce(
     // the last of its last keys listed) were handled by it, or listed since above its top (the pass from
     // the top reads those).
     const through = seek === undefined ? -1 : placeOf(stream, seek, valid);
+    const lostPlace = seek !== undefined && through < 0;
     seek = undefined;
     const append: Record<string, unknown>[] = [];
     const w: Window = window ?? {
@@ -235,6 +237,7 @@ async function* walkOnce(
       skipping: false,
       inEnds: false,
     };
+    if (lostPlace) w.lostPlace = true;
     const seenOpen = new Set(w.seenOpen);
     const takenNow = new Set<string>();
     // Where the head is listed, the head alone passes the walk: records around it may have swapped
@@ -287,13 +290,12 @@ async function* walkOnce(
       const time = stream.timeOf?.(record);
       if (ceiling !== undefined && time !== undefined && time >= ceiling) continue;
       let stretch = w.skip[0];
-      // A record newer than the last end key met is no record after the stretch: a carried offset token,
-      // records listed since, shows records from above (and one of the last few handled, listed again).
-      const older = time === undefined || w.endsAt === undefined || time <= w.endsAt;
-      const pastEnds = w.inEnds && older && !stretch?.ends?.includes(key) && !w.lasts.includes(key);
-      // Older than its bottom, a record is after the stretch, though neither its bottom nor its last keys
-      // are listed any more. (Where the listing's order is not its records' times, the stretch may end
-      // early: what lay inside it is taken again, nothing lost.)
+      // One of the last few handled, listed again, is no record after the stretch. (Records from above
+      // it that a carried offset token shows again are gone by first: see resumeAt.)
+      const pastEnds = w.inEnds && !stretch?.ends?.includes(key) && !w.lasts.includes(key);
+      // Older than every record the stretch's pass met, a record is after the stretch, though neither its
+      // bottom nor its last keys are listed any more. (Where the listing's order is not its records'
+      // times, the stretch may end early, and what is left of it is appended again: rows, not losses.)
       const pastBottom =
         w.skipping && time !== undefined && stretch?.bottomAt !== undefined && time < stretch.bottomAt;
       if (stretch && (pastEnds || pastBottom)) {
@@ -335,7 +337,6 @@ async function* walkOnce(
           }
           w.skipping = key !== stretch.bottom;
           const isEnd = w.skipping && stretch.ends?.includes(key) === true;
-          if (isEnd && time !== undefined) w.endsAt = time;
           w.inEnds = isEnd || (w.inEnds && w.skipping);
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
@@ -388,7 +389,7 @@ async function* walkOnce(
     const caughtUp = w.skip.length === 0 && w.passedHead && openKeys.every((k) => seenOpen.has(k));
     if (!nextToken || caughtUp || belowFloor) {
       // A pass from the top that met records has looked for the top; an empty one has not.
-      const topAlone = fromTop ? state.topAlone === true && !w.top : true;
+      const topAlone = fromTop ? state.topAlone === true && !w.top : w.lostPlace === true;
       const checkpoint = { ...finish(state, w), ...(topAlone ? { topAlone } : {}) };
       yield { append, rejects, ...reached, checkpoint };
       return { fromTop, checkpoint };
@@ -417,10 +418,17 @@ async function* walkOnce(
 function passAgain(w: Window): Window {
   const [inside, ...below] = w.skip;
   const bottom = w.skipping && inside ? inside.bottom : w.bottom;
-  const bottomAt = w.skipping && inside ? inside.bottomAt : w.bottomAt;
+  // Stopped inside a stretch: the stretch it joins met the older times. (One of an older avalake has
+  // none: it ends by its keys alone.)
+  const bottomAt =
+    w.skipping && inside
+      ? inside.bottomAt === undefined
+        ? undefined
+        : oldestOf(inside.bottomAt, w.bottomAt)
+      : w.bottomAt;
   const ends = w.skipping && inside ? inside.ends : w.lasts;
   const ahead = w.skipping ? below : w.skip;
-  const { topSince: _, topAt: __, at: ___, bottomAt: ____, ...rest } = w;
+  const { topSince: _, topAt: __, at: ___, bottomAt: ____, lostPlace: _____, ...rest } = w;
   const stretch = {
     top: w.top,
     bottom,
@@ -445,10 +453,10 @@ function passAgain(w: Window): Window {
  * the token since carry it past records never read, and records listed since above it show the walk
  * records it read. The page the walk read last (`at`), read again, tells: where it still lists the
  * walk's bottom (or, that delisted too, the last of its last keys), the records after it are the next
- * ones, and its own next token follows them (keyset paging lists the bottom last: the carried token's
- * page, as before). It costs a page a resumed walk. Where it lists none of them (records listed since
- * pushed them down, all delisted), undefined: the walk reads the carried token, and goes by its last
- * keys there if it lists them.
+ * ones, and its own next token follows them. It costs a page a resumed walk, which finds nothing new
+ * where tokens name records (keyset paging) or nothing was delisted. Where it lists none of them
+ * (records listed since pushed them down, all delisted), undefined: the walk reads the carried token,
+ * and goes by its last keys there if it lists them; where that lists none either, its place is lost.
  */
 async function resumeAt(
   stream: NewestFirstStream<z.ZodObject>,
@@ -498,8 +506,7 @@ function passBy(
   w: Window,
 ) {
   w.bottom = key;
-  if (time !== undefined) w.bottomAt = time;
-  else delete w.bottomAt;
+  w.bottomAt = oldestOf(w.bottomAt, time);
   w.lasts.push(key);
   if (w.lasts.length > STRETCH_ENDS) w.lasts.shift();
   if (w.top) return;
@@ -523,6 +530,11 @@ function gatherTop(
 ) {
   if (w.tops.length === 0 || w.tops.length >= TOP_KEYS) return;
   if (key !== w.top && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
+}
+
+/** The older of two times, either unknown. */
+function oldestOf(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /** Whether a page lists any of `keys`, as a valid record or a rejected one. */
