@@ -12,7 +12,9 @@ import { type Item, type Page, walkListing } from '../helpers/listing.ts';
  * - a run stops after a few pages (a spent quota, a signal), and the next carries its page token on;
  * - page tokens are refused (expired), up to three a run.
  * Then three runs over the settled listing, with nothing changing. Pages hold 3 records, so every walk
- * crosses many of them. Records carry a time on odd seeds (as the real listings do) and none on even ones.
+ * crosses many of them. Records carry a time on odd seeds (as the real listings do) and none on even ones;
+ * one case gives every record a time off the listing's order (delegators are sorted by acceptance and
+ * timed by their start) and makes one record in ten fail its schema.
  *
  * Known and not asserted: with offset paging, a run that stops mid-walk while the records it read last
  * are delisted before the next run (its bottom and its last keys, all of them) cannot find its place
@@ -23,9 +25,18 @@ import { type Item, type Page, walkListing } from '../helpers/listing.ts';
  */
 
 type Paging = 'offset' | 'keyset';
-type Faults = { arrivals: boolean; delisting: boolean; interrupts: boolean; refusals: boolean };
-/** Whether records carry a time: on every seed, or on odd seeds only (`'odd'`). */
-type Times = 'all' | 'odd';
+type Faults = {
+  arrivals: boolean;
+  delisting: boolean;
+  interrupts: boolean;
+  refusals: boolean;
+  rejects?: boolean;
+};
+/**
+ * Whether records carry a time: on every seed, or on odd seeds only (`'odd'`); `'jitter'`: on every
+ * seed, off the listing's order by up to 15 records, as delegators' starts are (sorted by acceptance).
+ */
+type Times = 'all' | 'odd' | 'jitter';
 
 const PAGE = 3;
 const RUNS = 14;
@@ -70,12 +81,14 @@ const refused = () =>
  */
 async function months(seed: number, paging: Paging, faults: Faults, times: Times) {
   const random = randomOf(seed);
-  const timed = times === 'all' || seed % 2 === 1;
+  const timed = times !== 'odd' || seed % 2 === 1;
   const source: Item[] = [];
   let made = 0;
   const make = (): Item => {
     const item: Item = { id: `r${made}`, status: random() < 0.2 ? 'open' : 'done' };
-    if (timed) item.t = 1_000 + made;
+    // One record in ten fails its schema (a status the stream does not know): it goes to the rejects.
+    if (faults.rejects && random() < 0.1) item.status = 'unknown';
+    if (timed) item.t = 1_000 + made + (times === 'jitter' ? Math.floor(random() * 15) : 0);
     made++;
     return item;
   };
@@ -139,7 +152,8 @@ async function months(seed: number, paging: Paging, faults: Faults, times: Times
     quiet = walked.appended;
   }
   const twice = [...finalsAppended].filter(([, count]) => count > 1).map(([id]) => id);
-  return { lost: source.filter((item) => !appended.has(item.id)).map((item) => item.id), twice, quiet };
+  const lost = source.filter((item) => item.status !== 'unknown' && !appended.has(item.id));
+  return { lost: lost.map((item) => item.id), twice, quiet };
 }
 
 /** Every seed's months: the seeds that lost records (with them), the final versions appended twice. */
@@ -179,6 +193,11 @@ describe(`a newest-first walk, ${SEEDS} seeds of ${RUNS} runs against a model so
 
   it('offset paging, every fault at once, records with times: every record appended, a quiet run appends nothing', async () => {
     const { lost, quiet } = await fuzz('offset', all, 'all');
+    expect({ lost, quiet }).toEqual({ lost: [], quiet: [] });
+  });
+
+  it('offset paging, every fault and rejected records, times off the order: every record appended', async () => {
+    const { lost, quiet } = await fuzz('offset', { ...all, rejects: true }, 'jitter');
     expect({ lost, quiet }).toEqual({ lost: [], quiet: [] });
   });
 
