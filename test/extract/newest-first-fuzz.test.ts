@@ -19,7 +19,7 @@ import { type Item, type Page, walkListing } from '../helpers/listing.ts';
  * Known and not asserted: with offset paging, a run that stops mid-walk while the records it read last
  * are delisted before the next run (its bottom and its last keys, all of them) cannot find its place
  * again; where records have times, a pass after a refused token still ends the stretch it read there,
- * but untimed records can be lost (4 over 300 seeds). Records tied with the head and listed below it
+ * but untimed records can be lost (a seed or two in hundreds, with offset paging). Records tied with the head and listed below it
  * (a tie listed in a new order every run) are not read either: real listings order a block's records
  * the same every time.
  */

@@ -11,7 +11,6 @@ import {
   newestField,
   newestOf,
   nextTokenOf,
-  type Pager,
   type Walk,
   type WalkContext,
   type WalkStep,
@@ -143,7 +142,7 @@ async function* walkOnce(
         : Math.min(start, state.headAt);
   const ceiling = stream.timeOf ? historyEnd(ctx.pipeline) : undefined;
   const pager = createPager(ctx.fetchPage);
-  const readPage = async (request: PageRequest, pageToken: string) => {
+  const readPage = async (request: PageRequest, pageToken: string | undefined) => {
     const body = await pager.fetch(request, pageToken);
     return { body, checked: checkRecords(stream, body) };
   };
@@ -183,15 +182,19 @@ async function* walkOnce(
     let checked: Checked | undefined;
     /** The token of the page read now ('' for the first), which the window keeps as `at`. */
     let readAt = pageToken ?? '';
+    /** Where the first page of a walk carried on lists its stop (see `placeOf`). */
+    let place: Place | undefined;
     try {
       const from = resumeFrom;
       resumeFrom = undefined;
       const resumed =
         from !== undefined && seek !== undefined
-          ? await resumeAt(stream, pager, request, from, seek)
+          ? await resumeAt(stream, readPage(request, from || undefined), seek)
           : undefined;
-      if (resumed) ({ body, checked, at: readAt } = resumed);
-      else if (pageToken !== undefined && peeked?.pageToken === pageToken)
+      if (resumed) {
+        ({ body, checked, place } = resumed);
+        readAt = from as string;
+      } else if (pageToken !== undefined && peeked?.pageToken === pageToken)
         ({ body, checked } = await peeked.read);
       else body = await pager.fetch(request, pageToken);
     } catch (error) {
@@ -219,7 +222,8 @@ async function* walkOnce(
     // A walk carried on goes by what it read before: the records of its first page down to its bottom (or
     // the last of its last keys listed) were handled by it, or listed since above its top (the pass from
     // the top reads those).
-    const through = seek === undefined ? -1 : placeOf(stream, seek, valid);
+    if (seek !== undefined) place ??= placeOf(stream, seek, valid);
+    const through = place?.index ?? -1;
     const lostPlace = seek !== undefined && through < 0;
     seek = undefined;
     const append: Record<string, unknown>[] = [];
@@ -240,6 +244,12 @@ async function* walkOnce(
     if (lostPlace) w.lostPlace = true;
     const seenOpen = new Set(w.seenOpen);
     const takenNow = new Set<string>();
+    /** Appends a record, taken once this page, with its version where it may still change. */
+    const take = (record: Record<string, unknown>, key: string, newest: boolean) => {
+      append.push(record);
+      takenNow.add(key);
+      trackOpen(stream, record, key, w, newest);
+    };
     // Where the head is listed, the head alone passes the walk: records around it may have swapped
     // places (equal sort values), and a record listed since may sit below a key that was below the head.
     // A page that lists keys below the head but not the head is passed at the first of them only if the
@@ -330,20 +340,14 @@ async function* walkOnce(
           // Met before its top, the bottom may be no record the stretch's pass read: a carried offset
           // token, pushed back by records listed since, showed that pass records from above its top,
           // and it took the last for its bottom without appending it. Appended again, it costs a row.
-          if (bottomFirst && !heads.has(key)) {
-            append.push(record);
-            takenNow.add(key);
-            trackOpen(stream, record, key, w, newest);
-          }
+          if (bottomFirst && !heads.has(key)) take(record, key, newest);
           w.skipping = key !== stretch.bottom;
           const isEnd = w.skipping && stretch.ends?.includes(key) === true;
           w.inEnds = isEnd || (w.inEnds && w.skipping);
           if (!w.skipping) w.skip = w.skip.slice(1);
           if (heads.has(key)) gatherTop(stream, record, key, w);
         } else {
-          append.push(record);
-          takenNow.add(key);
-          trackOpen(stream, record, key, w, newest);
+          take(record, key, newest);
           gatherTop(stream, record, key, w);
         }
         continue;
@@ -362,11 +366,7 @@ async function* walkOnce(
       if (!w.passedHead) {
         // A key kept below the head is of a final record committed: listed above the head (a tie in
         // another order), it is not appended again.
-        if (!below.has(key)) {
-          append.push(record);
-          takenNow.add(key);
-          trackOpen(stream, record, key, w, newest);
-        }
+        if (!below.has(key)) take(record, key, newest);
         gatherTop(stream, record, key, w);
       } else if (heads.has(key)) {
         gatherTop(stream, record, key, w);
@@ -460,20 +460,16 @@ function passAgain(w: Window): Window {
  */
 async function resumeAt(
   stream: NewestFirstStream<z.ZodObject>,
-  pager: Pager,
-  request: PageRequest,
-  at: string,
+  read: Promise<{ body: unknown; checked: Checked }>,
   stop: Stop,
-) {
+): Promise<{ body: unknown; checked: Checked; place: Place } | undefined> {
   // A refused token is the walk's, as the carried one's would be: both expired together.
-  const body = await pager.fetch(request, at || undefined);
-  const checked = checkRecords(stream, body);
+  const { body, checked } = await read;
   const place = placeOf(stream, stop, checked.valid);
   // One of the last keys alone, last on the page, may be followed by the bottom on the next page
   // (records listed since pushed it down): the carried token's page tells.
-  const bottomListed =
-    place >= 0 && keyOf(stream.primaryKey, checked.valid[place] as Record<string, unknown>) === stop.bottom;
-  return bottomListed || (place >= 0 && place < checked.valid.length - 1) ? { body, checked, at } : undefined;
+  const placed = place.atBottom || (place.index >= 0 && place.index < checked.valid.length - 1);
+  return placed ? { body, checked, place } : undefined;
 }
 
 /** Where a walk carried on stopped: its bottom, and the last few keys it handled before it. */
@@ -483,18 +479,18 @@ function stopOf(w: Window): Stop | undefined {
   return w.bottom ? { bottom: w.bottom, lasts: new Set(w.lasts) } : undefined;
 }
 
-/**
- * Where a page lists the walk's stop: the index of its bottom, or where that is no longer listed, of the
- * last of its last keys; -1 if the page lists neither.
- */
-function placeOf(stream: NewestFirstStream<z.ZodObject>, stop: Stop, records: readonly unknown[]): number {
-  let place = -1;
-  for (let index = 0; index < records.length; index++) {
-    const key = keyOf(stream.primaryKey, records[index] as Record<string, unknown>);
-    if (key === stop.bottom) return index;
-    if (stop.lasts.has(key)) place = index;
+/** Where a page lists a walk's stop: the index of the record, -1 if none, and whether it is the bottom. */
+type Place = { index: number; atBottom: boolean };
+
+/** The index of the stop's bottom, or where that is no longer listed, of the last of its last keys. */
+function placeOf(stream: NewestFirstStream<z.ZodObject>, stop: Stop, records: readonly unknown[]): Place {
+  let index = -1;
+  for (let i = 0; i < records.length; i++) {
+    const key = keyOf(stream.primaryKey, records[i] as Record<string, unknown>);
+    if (key === stop.bottom) return { index: i, atBottom: true };
+    if (stop.lasts.has(key)) index = i;
   }
-  return place;
+  return { index, atBottom: false };
 }
 
 /** The walk goes by a listed record: the newest of its pass is its top (and its first top key). */
