@@ -305,16 +305,21 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     async claim(stream, partition) {
       if (!catalog) return 'claimed';
       const claim = await catalog.claim(stream, partition);
-      // Its gone holder may have committed files it never moved in: they go in now, not at some later open.
-      if (claim === 'taken-over') await log.recover(stream, recovery);
-      // Another writer may have committed to it since this one read the stream.
-      else if (claim === 'claimed') await log.refreshPartition(stream, partition);
-      // Or to another partition of the stream, with a clock ahead of this one's: stamps follow its.
-      if (claim === 'claimed' || claim === 'taken-over') {
+      if (claim !== 'claimed' && claim !== 'taken-over') return claim;
+      // Another writer may have committed to another partition of the stream, with a clock ahead of
+      // this one's: stamps follow its. (A max: read beside the partition's own catch-up.)
+      const followStamp = async () => {
         const newest = await catalog.streamStamp(stream);
         if (newest !== undefined) stamped(stream, newest);
+      };
+      // Its gone holder may have committed files it never moved in: they go in now, not at some later open.
+      if (claim === 'taken-over') {
+        await log.recover(stream, recovery);
+        await followStamp();
       }
-      return claim === 'taken-over' ? 'claimed' : claim;
+      // Another writer may have committed to it since this one read the stream.
+      else await Promise.all([log.refreshPartition(stream, partition), followStamp()]);
+      return 'claimed';
     },
     finish: async (stream, partition, outcome) => catalog?.finish(stream, partition, outcome),
     allowance: catalog,
