@@ -311,9 +311,7 @@ async function* walkOnce(
       if (stretch && (pastEnds || pastBottom)) {
         // Past the last keys of the stretch without meeting its bottom (no longer listed): it ended
         // there, and this record is the first after it.
-        w.skip = w.skip.slice(1);
-        w.skipping = false;
-        w.inEnds = false;
+        leaveStretches(w, 'first');
         stretch = w.skip[0];
       }
       const atHead = w.skipping ? key === head : marksHere.has(key);
@@ -322,9 +320,7 @@ async function* walkOnce(
         // passes that read the stretches stopped above the head, so those still ahead lie above it,
         // their ends no longer listed. The walk goes on as any other does at its head, instead of
         // taking all below it for new (or, inside a stretch, for read).
-        w.skip = [];
-        w.skipping = false;
-        w.inEnds = false;
+        leaveStretches(w, 'all');
         stretch = undefined;
       }
       if (stretch) {
@@ -341,10 +337,11 @@ async function* walkOnce(
           // token, pushed back by records listed since, showed that pass records from above its top,
           // and it took the last for its bottom without appending it. Appended again, it costs a row.
           if (bottomFirst && !heads.has(key)) take(record, key, newest);
-          w.skipping = key !== stretch.bottom;
-          const isEnd = w.skipping && stretch.ends?.includes(key) === true;
-          w.inEnds = isEnd || (w.inEnds && w.skipping);
-          if (!w.skipping) w.skip = w.skip.slice(1);
+          if (key === stretch.bottom) leaveStretches(w, 'first');
+          else {
+            w.skipping = true;
+            w.inEnds ||= stretch.ends?.includes(key) === true;
+          }
           if (heads.has(key)) gatherTop(stream, record, key, w);
         } else {
           take(record, key, newest);
@@ -526,6 +523,13 @@ function gatherTop(
 ) {
   if (w.tops.length === 0 || w.tops.length >= TOP_KEYS) return;
   if (key !== w.top && (stream.isFinal?.(record, { newest: false }) ?? true)) w.tops.push(key);
+}
+
+/** The walk is past the first of its stretches to skip, or past them all. */
+function leaveStretches(w: Window, which: 'first' | 'all') {
+  w.skip = which === 'all' ? [] : w.skip.slice(1);
+  w.skipping = false;
+  w.inEnds = false;
 }
 
 /** The older of two times, either unknown. */
