@@ -49,7 +49,7 @@ const NETWORK_MARTS = ['stake_distribution_daily', 'rewards_daily', 'chain_metri
 /** Reads the marts (read-only), renders the page and writes it aside, then renames it over `out`. */
 export async function writeReport(options: WriteReportOptions): Promise<ReportSummary> {
   // Before reading the marts: a mistyped --out costs no work.
-  await checkOutput('--out', options.out, { createFolders: true });
+  await checkOutput('--out', options.out, { createFolders: true, dataDir: options.dataDir });
   const data = await withWarehouse(options.dataDir, (db) =>
     loadReport(db, { network: options.network, now: options.now ?? new Date() }),
   );

@@ -33,7 +33,7 @@ export interface ExportResult {
  * refuses to replace an existing one (it would have to delete what is there).
  */
 export async function exportModel(options: ExportOptions): Promise<ExportResult> {
-  await checkOutput('--out', options.out, { folder: true });
+  await checkOutput('--out', options.out, { folder: true, dataDir: options.dataDir });
   const out = resolve(options.out);
   const existing = await stat(out).catch(() => undefined);
   if (options.partitionBy !== undefined && existing)

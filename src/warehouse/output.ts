@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { access, mkdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { WAREHOUSE_FILE } from './paths.ts';
 import { WarehouseUsageError } from './usage-error.ts';
 
 /** What an errno code means, in words, for a message that names the path it happened on. */
@@ -69,16 +70,19 @@ export function outputError(flag: string, out: string, error: unknown, failed = 
 
 /**
  * Checks before any work that `out` (the value of `flag`) can be written as a file: not empty, not a
- * folder (unless `folder`: a partitioned export writes one), in a folder that exists (or, with
- * `createFolders`, below one) that we may write in. WarehouseUsageError otherwise, naming `flag`.
+ * folder (unless `folder`: a partitioned export writes one), not one of the data directory's own files
+ * (`dataDir`: see ownFileError), in a folder that exists (or, with `createFolders`, below one) that we
+ * may write in. WarehouseUsageError otherwise, naming `flag`.
  */
 export async function checkOutput(
   flag: string,
   out: string,
-  options: { createFolders?: boolean; folder?: boolean } = {},
+  options: { createFolders?: boolean; folder?: boolean; dataDir?: string } = {},
 ): Promise<void> {
   if (out.trim() === '') throw new WarehouseUsageError(`${flag} is empty: name the file to write`);
   const path = resolve(out);
+  const own = options.dataDir === undefined ? undefined : await ownFileError(flag, out, options.dataDir);
+  if (own) throw new WarehouseUsageError(own);
   if (!options.folder && (await stat(path).catch(() => undefined))?.isDirectory())
     throw new WarehouseUsageError(`${flag} ${out} is a folder; name a file in it`);
   // The nearest ancestor that exists: it must be a folder we can write in.
@@ -106,6 +110,33 @@ export async function checkOutput(
     throw new WarehouseUsageError(
       `${flag} ${out}: cannot write in ${at}: ${errnoReason(error)}; choose another ${flag} or make it writable`,
     );
+  }
+}
+
+/**
+ * Why `out` must not be written: it is inside the data directory's lake (whose files only commits
+ * write: one overwritten is lost until a full refresh, and builds fail on it), or the warehouse or a
+ * file beside it that builds keep (`.previous`, `.lock`, `.wal`). Followed through symlinks, since the
+ * lake's stream folders are links. Undefined for any other path.
+ */
+async function ownFileError(flag: string, out: string, dataDir: string): Promise<string | undefined> {
+  const target = await realPathOf(resolve(out));
+  const lake = await realPathOf(resolve(dataDir, 'lake'));
+  if (target === lake || target.startsWith(lake + sep))
+    return `${flag} ${out} is inside the lake (${lake}), whose files only avalake's commits write; choose a path outside ${lake}`;
+  if (dirname(target) === (await realPathOf(resolve(dataDir))) && basename(target).startsWith(WAREHOUSE_FILE))
+    return `${flag} ${out} is the warehouse's own file (${basename(target)}); choose another ${flag}`;
+  return undefined;
+}
+
+/** `path` with every symlink of the part that exists followed; the part that does not kept as named. */
+async function realPathOf(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    const real = await realpath(at).catch(() => undefined);
+    if (real !== undefined) return join(real, ...rest);
+    if (dirname(at) === at) return path;
+    rest.unshift(basename(at));
   }
 }
 

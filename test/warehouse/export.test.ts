@@ -1,9 +1,11 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportCommandRun } from '../../src/cli/export.ts';
+import { report } from '../../src/cli/report.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows } from '../../src/warehouse/duckdb.ts';
@@ -127,5 +129,29 @@ describe('avalake export', () => {
     expect(column.code).toBe(2);
     expect(column.stderr).toMatch(/stg_rewards has no column "nope"; columns: utxo_id/);
     expect(existsSync(path) || existsSync(join(out, 'x'))).toBe(false);
+  });
+
+  it('refuses to write over the warehouse or into the lake (exit 2), and both stay as they were', async () => {
+    const warehouse = join(dataDir, 'warehouse.duckdb');
+    // A committed lake file, named through its stream's folder (a link into the lake's generations).
+    const stream = join(dataDir, 'lake', 'rewards');
+    const partition = readdirSync(stream)[0] as string;
+    const lakeFile = join(stream, partition, readdirSync(join(stream, partition))[0] as string);
+    const digests = () =>
+      [warehouse, lakeFile].map((f) => createHash('sha256').update(readFileSync(f)).digest('hex'));
+    const before = digests();
+    for (const [target, says] of [
+      [warehouse, "is the warehouse's own file (warehouse.duckdb)"],
+      [`${warehouse}.previous`, "is the warehouse's own file (warehouse.duckdb.previous)"],
+      [lakeFile, `is inside the lake (${realpathSync(join(dataDir, 'lake'))})`],
+      [join(stream, 'new.parquet'), 'is inside the lake'],
+    ] as const) {
+      const exported = await run({ model: 'stg_rewards', format: 'csv', out: target });
+      expect([exported.code, exported.stderr]).toEqual([2, expect.stringContaining(says)]);
+      const reported = await captureOutput(() => report({ dataDir, out: target }));
+      expect([reported.code, reported.stderr]).toEqual([2, expect.stringContaining(says)]);
+    }
+    expect(digests()).toEqual(before);
+    expect(existsSync(join(stream, 'new.parquet'))).toBe(false);
   });
 });
