@@ -118,7 +118,7 @@ final as (
         days.network,
         sum(coalesce(daily_movements.received_amount, 0) - coalesce(daily_movements.spent_amount, 0))
             over running as balance_amount,
-        sum(coalesce(daily_movements.utxo_delta, 0)) over running as count_utxos,
+        cast(sum(coalesce(daily_movements.utxo_delta, 0)) over running as bigint) as count_utxos,
         coalesce(daily_movements.received_amount, 0) as received_amount,
         coalesce(daily_movements.spent_amount, 0) as spent_amount
     from days

@@ -85,11 +85,11 @@ final as (
         days.network,
         coalesce(sent_daily.count_sent, 0) as count_sent,
         coalesce(delivered_daily.count_delivered, 0) as count_delivered,
-        sum(coalesce(sent_daily.count_sent, 0) - coalesce(delivered_daily.count_delivered_sent, 0)) over (
+        cast(sum(coalesce(sent_daily.count_sent, 0) - coalesce(delivered_daily.count_delivered_sent, 0)) over (
             partition by days.network, days.source_blockchain_id, days.destination_blockchain_id
             order by days.activity_day
             rows between unbounded preceding and current row
-        ) as count_pending_end_of_day,
+        ) as bigint) as count_pending_end_of_day,
         delivered_daily.avg_latency_seconds,
         delivered_daily.max_latency_seconds
     from days

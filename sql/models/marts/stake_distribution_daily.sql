@@ -75,7 +75,7 @@ final as (
         sum(validator_stake_navax) as validator_stake_navax,
         sum(delegator_stake_navax) as delegator_stake_navax,
         count(*) as count_validators,
-        sum(count_delegators) as count_delegators,
+        cast(sum(count_delegators) as bigint) as count_delegators,
         min(stake_rank) filter (where cumulative_stake_navax * 3 > day_stake_navax) as nakamoto_coefficient,
         max(stake_navax) as largest_stake_navax
     from ranked

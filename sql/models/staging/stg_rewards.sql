@@ -45,7 +45,7 @@ final as (
         case when reward.historicalPrice.currencyCode = 'usd'
             then cast(reward.historicalPrice.value as decimal(18, 6)) end as price_usd,
         case when reward.historicalPrice.currencyCode = 'usd'
-            then cast(reward.amount * cast(reward.historicalPrice.value as decimal(18, 6)) / 1000000000 as decimal(38, 6))
+            then cast(reward.amount * cast(reward.historicalPrice.value as decimal(18, 6)) * 0.000000001 as decimal(38, 6))
         end as reward_usd,
         _extracted_at as extracted_at
     from newest
