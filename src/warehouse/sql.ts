@@ -144,9 +144,29 @@ export function formatCsv(result: QueryResult): string {
     .join('\n');
 }
 
-/** A JSON array of row objects; DECIMALs and BIGINTs stay exact strings. */
+/**
+ * A JSON array of row objects; DECIMALs and BIGINTs stay exact strings. A column name the result repeats
+ * (a join's two `network`s) is suffixed `_1`, `_2`… from its second time on, as DuckDB names them in a
+ * data frame: an object keeps one value per name, and would drop the others.
+ */
 export function formatJson(result: QueryResult): string {
-  return JSON.stringify(result.rows.map((r) => Object.fromEntries(result.columns.map((c, i) => [c, r[i]]))));
+  const names = uniqueNames(result.columns);
+  return JSON.stringify(result.rows.map((r) => Object.fromEntries(names.map((c, i) => [c, r[i]]))));
+}
+
+function uniqueNames(columns: readonly string[]): string[] {
+  const taken = new Set(columns);
+  const seen = new Set<string>();
+  return columns.map((column) => {
+    if (!seen.has(column)) {
+      seen.add(column);
+      return column;
+    }
+    let n = 1;
+    while (taken.has(`${column}_${n}`)) n++;
+    taken.add(`${column}_${n}`);
+    return `${column}_${n}`;
+  });
 }
 
 export function formatResult(result: QueryResult, format: OutputFormat): string {

@@ -65,6 +65,19 @@ describe('avalake sql', () => {
     expect(JSON.parse(json.stdout)).toEqual(truth);
   });
 
+  it('JSON keeps every column of a join whose tables share names, the repeats suffixed _1, _2', async () => {
+    const json = await sql(
+      `select r.network, u.network, r.utxo_id, 1 as network_1, r.network
+       from stg_rewards as r join stg_rewards as u using (utxo_id) order by r.utxo_id limit 1`,
+      '--format',
+      'json',
+    );
+    expect(json.code).toBe(0);
+    const [row] = JSON.parse(json.stdout);
+    expect(Object.keys(row)).toEqual(['network', 'network_2', 'utxo_id', 'network_1', 'network_3']);
+    expect(row).toMatchObject({ network: 'fuji', network_2: 'fuji', network_1: 1, network_3: 'fuji' });
+  });
+
   it('a typo, an unknown table and a write are exit 2 with DuckDB’s message; a failing query is exit 1', async () => {
     const before = createHash('sha256')
       .update(readFileSync(join(dataDir, 'warehouse.duckdb')))
