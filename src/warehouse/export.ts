@@ -7,6 +7,9 @@ import { WarehouseUsageError } from './usage-error.ts';
 
 export type ExportFormat = 'parquet' | 'csv';
 
+/** DuckDB types a CSV field cannot hold as they are: lists, arrays, structs, maps, unions. */
+const NESTED = /(\]$|^(STRUCT|MAP|UNION)\()/;
+
 export interface ExportOptions {
   dataDir: string;
   /** A table or view of the warehouse. */
@@ -51,14 +54,23 @@ export async function exportModel(options: ExportOptions): Promise<ExportResult>
       throw new WarehouseUsageError(
         `no model named "${options.model}" in the warehouse; models: ${[...objects.keys()].join(', ') || '(none: run avalake build)'}`,
       );
-    if (options.partitionBy !== undefined) {
-      const { rows } = await runQuery(db, `describe ${quoteIdent(options.model)}`);
-      const columns = rows.map((r) => String(r[0]));
-      if (!columns.includes(options.partitionBy))
-        throw new WarehouseUsageError(
-          `--partition-by: ${options.model} has no column "${options.partitionBy}"; columns: ${columns.join(', ')}`,
-        );
-    }
+    const described = (await runQuery(db, `describe ${quoteIdent(options.model)}`)).rows;
+    const columns = described.map((r) => String(r[0]));
+    if (options.partitionBy !== undefined && !columns.includes(options.partitionBy))
+      throw new WarehouseUsageError(
+        `--partition-by: ${options.model} has no column "${options.partitionBy}"; columns: ${columns.join(', ')}`,
+      );
+    // CSV has no lists or structs: DuckDB would write its own display syntax, which no reader parses.
+    // They go as JSON, as `avalake sql --format csv` writes them.
+    const select =
+      options.format === 'csv'
+        ? described
+            .map(([name, type]) => {
+              const column = quoteIdent(String(name));
+              return NESTED.test(String(type)) ? `to_json(${column}) as ${column}` : column;
+            })
+            .join(', ')
+        : '*';
     const aside = join(dirname(out), `.${basename(out)}.exporting-${process.pid}`);
     await rm(aside, { recursive: true, force: true });
     const settings = [
@@ -68,7 +80,7 @@ export async function exportModel(options: ExportOptions): Promise<ExportResult>
     try {
       const copied = await runQuery(
         db,
-        `copy (select * from ${quoteIdent(options.model)}) to ${quoteLiteral(aside)} (${settings.join(', ')})`,
+        `copy (select ${select} from ${quoteIdent(options.model)}) to ${quoteLiteral(aside)} (${settings.join(', ')})`,
       ).catch((error: Error) => {
         // The temporary name means nothing to the caller: say which --out it was for.
         throw new QueryFailedError(`writing --out ${options.out}: ${error.message.replaceAll(aside, out)}`, {

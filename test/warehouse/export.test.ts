@@ -115,6 +115,30 @@ describe('avalake export', () => {
     expect(diff?.n).toBe(String(lines.length - 1));
   });
 
+  it('writes lists and structs to CSV as JSON, which a reader parses back to the same values', async () => {
+    const path = join(out, 'rewards-nested.csv');
+    expect((await run({ model: 'stg_rewards', format: 'csv', out: path })).code).toBe(0);
+    const db = await DuckDBInstance.create(':memory:', { autoload_known_extensions: 'false' });
+    const c = await db.connect();
+    try {
+      await c.run(`attach '${join(dataDir, 'warehouse.duckdb')}' as wh (read_only)`);
+      const rows = await queryRows(
+        c,
+        `select count(*) as n,
+                count(*) filter (where e.reward_addresses::json <> to_json(m.reward_addresses)) as differ,
+                count(*) filter (where len(m.reward_addresses) > 0) as with_addresses
+         from read_csv('${path}', header = true, all_varchar = true) as e
+         join wh.stg_rewards as m using (utxo_id)`,
+      );
+      expect(rows[0]?.differ).toBe('0');
+      expect(Number(rows[0]?.with_addresses)).toBeGreaterThan(0);
+      expect(readFileSync(path, 'utf8')).toMatch(/,"\[""fuji1/);
+    } finally {
+      c.closeSync();
+      db.closeSync();
+    }
+  });
+
   it('an unknown model or column is exit 2 naming what exists, and writes nothing', async () => {
     const path = join(out, 'nothing.parquet');
     const model = await run({ model: 'stg_nope', format: 'parquet', out: path });
