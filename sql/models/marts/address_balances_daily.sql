@@ -13,6 +13,9 @@
 -- column: spent_amount: UTXOs consumed during the day
 --
 -- The last day is as of the partition's last read: later UTXOs of the same day are not in the lake yet.
+-- Only the UTXOs the lake holds count: with a pipeline `start`, those created before it are never read,
+-- and an address still holding some shows less than it holds (README, "Daily series end there").
+-- stg_primary_balances has the balances as the API gives them, each run.
 with utxos as (
     select * from stg_utxos
 ),
