@@ -1,7 +1,7 @@
 import { STREAM_NAMES } from '../extract/streams/index.ts';
 import { parseMaxAge } from '../warehouse/freshness.ts';
 import { formatTable } from '../warehouse/sql.ts';
-import { runWarehouseTests, type TestReport } from '../warehouse/test.ts';
+import { runWarehouseTests, type TestOutcome, type TestReport } from '../warehouse/test.ts';
 import { lakeOption } from './catalog.ts';
 import { EXIT } from './exit.js';
 import { reportWarehouseError } from './sql.ts';
@@ -19,10 +19,29 @@ interface TestArgs {
 
 const LABEL = { pass: 'PASS ', fail: 'FAIL ', error: 'ERROR', skip: 'SKIP ' } as const;
 
-/** One line a check; a failing one is followed by its first offending rows as a small table. */
+/**
+ * One line a check; a failing one is followed by its first offending rows as a small table. Skips for
+ * one reason are one line: the checks of a model not built, the freshness of the streams never
+ * extracted (a pipeline that reads a few streams would otherwise bury its results under hundreds).
+ */
 export function formatTestReport(report: TestReport): string {
   const lines: string[] = [];
+  const skips = new Map<string, TestOutcome[]>();
+  const skipGroup = (o: TestOutcome) => (o.kind === 'freshness' ? o.message : `${o.subject}\n${o.message}`);
+  for (const o of report.outcomes)
+    if (o.status === 'skip') skips.set(skipGroup(o), [...(skips.get(skipGroup(o)) ?? []), o]);
   for (const o of report.outcomes) {
+    const group = o.status === 'skip' ? skips.get(skipGroup(o)) : undefined;
+    if (group && group.length > 1) {
+      // Once, where the group's first skip stood.
+      if (group[0] !== o) continue;
+      const what =
+        o.kind === 'freshness'
+          ? `freshness of ${group.length} streams (${group.map((g) => g.subject).join(', ')})`
+          : `${group.length} checks of ${o.subject}`;
+      lines.push(`${LABEL.skip}  ${what}: ${o.message}`);
+      continue;
+    }
     lines.push(`${LABEL[o.status]}  ${o.name}${o.message ? `: ${o.message}` : ''}`);
     if (o.sample)
       lines.push(

@@ -230,4 +230,29 @@ describe('avalake test', () => {
     );
     expect(out).not.toMatch(/^ERROR/m);
   });
+
+  it('the checks of a model not built, and the freshness of streams never extracted, are one line each', async () => {
+    const report = await runWarehouseTests({ dataDir, modelsDir: STAGING, now: newestCommit });
+    const { code, out } = await run({ dataDir });
+    expect(code).toBe(0);
+    const lines = out.trimEnd().split('\n');
+    const skips = lines.filter((l) => l.startsWith('SKIP'));
+    // A model of a stream the pipeline did not extract: every check of it skipped, on one line.
+    const unbuilt = report.outcomes.filter((o) => o.subject === 'stg_blockchain_status');
+    expect(unbuilt.length).toBeGreaterThan(1);
+    expect(unbuilt.every((o) => o.status === 'skip')).toBe(true);
+    expect(skips.filter((l) => l.includes('stg_blockchain_status'))).toEqual([
+      `SKIP   ${unbuilt.length} checks of stg_blockchain_status: stg_blockchain_status is not in the warehouse (the build skips a model whose streams have no data yet)`,
+    ]);
+    const stale = report.outcomes.filter((o) => o.kind === 'freshness' && o.status === 'skip');
+    expect(stale.length).toBeGreaterThan(1);
+    expect(skips.filter((l) => l.includes('freshness'))).toEqual([
+      `SKIP   freshness of ${stale.length} streams (${stale.map((o) => o.subject).join(', ')}): nothing committed yet (not extracted by the pipeline)`,
+    ]);
+    // Fewer lines than skips, every skip still counted.
+    expect(skips.length).toBeLessThan(report.skipped / 3);
+    expect(lines.at(-1)).toBe(
+      `${report.passed} passed, ${report.failed} failed, ${report.errored} errors, ${report.skipped} skipped`,
+    );
+  });
 });
