@@ -67,8 +67,11 @@ export interface LockOptions {
 
 const DEFAULT_POLL_MS = 1000;
 
-/** Flags whose value is a secret: the next word, or what follows `=`. */
-const SECRET_FLAGS = ['--api-key'];
+/**
+ * Flags whose value is a secret: the next word, or what follows `=`. Every spelling the command line
+ * takes: yargs reads `--apiKey` (and `--api_key`) as `--api-key`.
+ */
+const SECRET_FLAG = /^--?api[-_]?key$/i;
 /** Flags whose value is a catalog URL, shown with its password masked (redactCatalogUrl). */
 const URL_FLAGS = ['--catalog'];
 
@@ -82,10 +85,10 @@ export function withoutSecrets(command: string | readonly string[]): string {
   const words = typeof command === 'string' ? command.split(' ') : command;
   return words
     .map((word, i) => {
-      const flag = SECRET_FLAGS.find((f) => word.startsWith(`${f}=`));
-      if (flag) return `${flag}=***`;
+      const [flag] = word.split('=', 1);
+      if (flag !== undefined && flag !== word && SECRET_FLAG.test(flag)) return `${flag}=***`;
       const previous = words[i - 1] ?? '';
-      if (SECRET_FLAGS.includes(previous)) return '***';
+      if (SECRET_FLAG.test(previous)) return '***';
       const urlFlag = URL_FLAGS.find((f) => word.startsWith(`${f}=`));
       if (urlFlag) return `${urlFlag}=${redactCatalogUrl(word.slice(urlFlag.length + 1))}`;
       if (URL_FLAGS.includes(previous)) return redactCatalogUrl(word);

@@ -107,6 +107,28 @@ describe('data directory lock', () => {
     ).toBe('build --catalog postgres://u:***@h/db --api-key ***');
   });
 
+  it('masks the key under every spelling the command line takes: --api-key and --apiKey, spaced or with =', async () => {
+    const command = [
+      'run',
+      '--apiKey',
+      'sk-canary-1',
+      '--apiKey=sk-canary-2',
+      '--api-key',
+      'sk-canary-3',
+      '--api-key=sk-canary-4',
+      '--base-url',
+      'http://h',
+    ];
+    expect(withoutSecrets(command)).toBe(
+      'run --apiKey *** --apiKey=*** --api-key *** --api-key=*** --base-url http://h',
+    );
+    const lock = await acquireLock(lockFile, { command: command.join(' ') });
+    const error = (await acquireLock(lockFile).catch((e: unknown) => e)) as LockHeldError;
+    for (const shown of [await readFile(lockFile, 'utf8'), error.message])
+      expect(shown).not.toContain('canary');
+    await lock.release();
+  });
+
   it('masks a key in a lock file written before commands were masked', async () => {
     await writeFile(
       lockFile,
