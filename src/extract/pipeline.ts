@@ -33,6 +33,29 @@ const l1ValidationId = z
     "an L1 validation id (cb58), as a transaction's l1ValidatorDetails.validationId gives it",
   );
 /**
+ * A list of `item` that names each value once: two entries of one value make two partitions of one
+ * checkpoint, which a run cannot extract side by side. `sameAs` maps the spellings of one value to one
+ * form (an address with or without its chain prefix, EVM hex in either case).
+ */
+function listedOnce<T extends z.ZodType<string>>(item: T, sameAs: (value: string) => string = (v) => v) {
+  return z.array(item).superRefine((values, ctx) => {
+    const first = new Map<string, number>();
+    values.forEach((value, i) => {
+      const at = first.get(sameAs(value));
+      if (at === undefined) first.set(sameAs(value), i);
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: `each value once (item ${at} names it already${values[at] === value ? '' : `, as ${values[at]}`})`,
+        });
+    });
+  });
+}
+const withoutChainPrefix = (address: string) => address.replace(/^[PX]-/, '');
+const lowerCase = (hex: string) => hex.toLowerCase();
+
+/**
  * No history is older than Avalanche's mainnet (launched 2020-09-21; Fuji the same month): a bound
  * before it is a typo ("99999999d") that the service would refuse only after the run began.
  */
@@ -96,27 +119,23 @@ export const PipelineSchema = z
       ),
     primary: z
       .strictObject({
-        addresses: z
-          .array(bech32Address)
+        addresses: listedOnce(bech32Address, withoutChainPrefix)
           .default([])
           .describe('P-/X-Chain addresses: rewards, UTXOs, transactions'),
-        nodeIds: z.array(nodeId).default([]).describe('Validators: rewards, delegators, proposed blocks'),
-        subnets: z.array(cb58Id).default([]).describe('Subnets whose validators are snapshotted'),
-        blockIds: z.array(cb58Id).default([]).describe('P-Chain block ids read with platform.getBlock'),
-        blockchains: z
-          .array(cb58Id)
+        nodeIds: listedOnce(nodeId).default([]).describe('Validators: rewards, delegators, proposed blocks'),
+        subnets: listedOnce(cb58Id).default([]).describe('Subnets whose validators are snapshotted'),
+        blockIds: listedOnce(cb58Id).default([]).describe('P-Chain block ids read with platform.getBlock'),
+        blockchains: listedOnce(cb58Id)
           .default([])
           .describe(
             'Blockchain ids whose status blockchain_status snapshots besides the P-, X- and C-Chain: the L1 chains platform.getBlockchains lists',
           ),
-        l1ValidationIds: z
-          .array(l1ValidationId)
+        l1ValidationIds: listedOnce(l1ValidationId)
           .default([])
           .describe(
             'L1 validation ids: p_chain_transactions reads the transactions of each (a partition each, without addresses)',
           ),
-        txTypes: z
-          .array(txType)
+        txTypes: listedOnce(txType)
           .default([])
           .describe(
             'Transaction types p_chain_transactions reads, for its addresses and L1 validation ids; every type when empty. Changing it starts new partitions',
@@ -134,28 +153,26 @@ export const PipelineSchema = z
       .prefault({}),
     evm: z
       .strictObject({
-        chains: z.array(z.string().regex(/^\d+$/, 'an EVM chain id such as "43114"')).default([]),
-        addresses: z
-          .array(evmAddress)
+        chains: listedOnce(z.string().regex(/^\d+$/, 'an EVM chain id such as "43114"')).default([]),
+        addresses: listedOnce(evmAddress, lowerCase)
           .default([])
           .describe('Wallets whose transfers and balances are mirrored'),
-        collections: z.array(evmAddress).default([]).describe('NFT collections whose tokens are mirrored'),
+        collections: listedOnce(evmAddress, lowerCase)
+          .default([])
+          .describe('NFT collections whose tokens are mirrored'),
       })
       .prefault({}),
-    icm: z.strictObject({ addresses: z.array(evmAddress).default([]) }).prefault({}),
+    icm: z.strictObject({ addresses: listedOnce(evmAddress, lowerCase).default([]) }).prefault({}),
     metrics: z
       .strictObject({
-        chains: z
-          .array(
-            z.string().regex(/^(\d+|total|mainnet|testnet)$/, 'an EVM chain id, total, mainnet or testnet'),
-          )
-          .default([]),
-        metrics: z.array(z.enum(CHAIN_METRICS)).default([...CHAIN_METRICS]),
-        intervals: z.array(z.enum(METRIC_INTERVALS)).default(['day']),
+        chains: listedOnce(
+          z.string().regex(/^(\d+|total|mainnet|testnet)$/, 'an EVM chain id, total, mainnet or testnet'),
+        ).default([]),
+        metrics: listedOnce(z.enum(CHAIN_METRICS)).default([...CHAIN_METRICS]),
+        intervals: listedOnce(z.enum(METRIC_INTERVALS)).default(['day']),
       })
       .prefault({}),
-    streams: z
-      .array(z.string().min(1))
+    streams: listedOnce(z.string().min(1))
       .optional()
       .describe('Streams to run; all that the pipeline feeds when absent'),
     start: historyBound
@@ -183,6 +200,18 @@ export const PipelineSchema = z
         seconds: z.number().positive().default(60),
       })
       .prefault({}),
+  })
+  .superRefine((p, ctx) => {
+    // The address's human-readable part names its network: one of the other network lists nothing here.
+    const hrp = p.network === 'mainnet' ? 'avax' : 'fuji';
+    p.primary.addresses.forEach((address, i) => {
+      if (!withoutChainPrefix(address).startsWith(`${hrp}1`))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['primary', 'addresses', i],
+          message: `an address of ${p.network}, the pipeline's network, starting "${hrp}1" (this one is of ${hrp === 'avax' ? 'fuji' : 'mainnet'})`,
+        });
+    });
   })
   .refine((p) => !isDate(p.start) || !isDate(p.end) || p.start < p.end, {
     path: ['end'],

@@ -306,6 +306,44 @@ describe('base URLs with a path', () => {
   });
 });
 
+describe('pipeline lists', () => {
+  it('a value listed twice, in any spelling, or an address of the other network is exit 2 naming it; nothing written', async () => {
+    const base: Record<string, unknown> = basePipeline();
+    const primary = base.primary as { addresses: string[] };
+    const [address] = primary.addresses;
+    const wallet = '0x607bc8b29fe1660aa3c779e832fc04a4520a4739';
+    const cases: [unknown, string][] = [
+      [
+        { ...base, metrics: { chains: ['43113', '43113'], metrics: ['txCount'] } },
+        'metrics.chains.1: got "43113"; expected each value once (item 0 names it already)',
+      ],
+      [
+        { ...base, primary: { ...primary, addresses: [address, `P-${address}`] } },
+        `primary.addresses.1: got "P-${address}"; expected each value once (item 0 names it already, as ${address})`,
+      ],
+      [
+        {
+          ...base,
+          evm: { chains: ['43113'], addresses: [wallet, wallet.toUpperCase().replace('0X', '0x')] },
+        },
+        `evm.addresses.1: got "${wallet.toUpperCase().replace('0X', '0x')}"; expected each value once (item 0 names it already, as ${wallet})`,
+      ],
+      [
+        { ...base, network: 'mainnet' },
+        `primary.addresses.0: got "${address}"; expected an address of mainnet, the pipeline's network, starting "avax1" (this one is of fuji)`,
+      ],
+    ];
+    for (const [pipeline, says] of cases) {
+      const w = workspace(pipeline);
+      const out = await runExtract({ pipeline: w.pipelinePath, dataDir: w.dataDir });
+      expect([out.code, out.stderr]).toEqual([2, expect.stringContaining(says)]);
+      expectClean(out);
+      expect(existsSync(w.dataDir)).toBe(false);
+      rmSync(w.dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('compact --streams', () => {
   it('an empty stream name is refused, as extract refuses it, not taken for every stream', async () => {
     const w = workspace({ ...basePipeline(), streams: ['rewards'] });
