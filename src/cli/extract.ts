@@ -203,6 +203,7 @@ export async function extractWith(
     });
     for (const host of summary.unreachable ?? [])
       process.stderr.write(redact(`avalake: ${unreachableMessage(config, host)}\n`));
+    if (summary.keyRefused !== undefined) process.stderr.write(redact(`avalake: ${summary.keyRefused}\n`));
     return { code: exitCodeOf(summary), summary };
   } catch (thrown) {
     // Stopped mid-run: what committed before the failure is still the run's to report.

@@ -193,7 +193,9 @@ async function runSteps(
             ? 'the extract failed'
             : summary.unreachable?.length
               ? `unreachable: ${summary.unreachable.map((h) => h.origin).join(', ')}`
-              : 'every partition of the extract failed';
+              : summary.keyRefused !== undefined
+                ? 'the API key was refused'
+                : 'every partition of the extract failed';
       return finish(code);
     }
 

@@ -1,6 +1,6 @@
 import { type Lake, openLake, partitionId } from '../load/index.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
-import { DeadHostError, type QuotaExhaustedError } from './errors.ts';
+import { DeadHostError, FinalError, type QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
@@ -46,6 +46,8 @@ export interface RunSummary {
   quota?: string;
   /** Hosts that never answered (refused, unresolved, TLS failed): they stopped the run, which failed. */
   unreachable?: { origin: string; error: string }[];
+  /** A service refused the API key (401): the run failed, whatever the keyless sources committed. */
+  keyRefused?: string;
   recovered: { rolledForward: number; discarded: number };
   /**
    * What stopped the run when no partition could absorb it (the catalog or the lake's storage lost, the
@@ -88,6 +90,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let quota: QuotaExhaustedError | undefined;
     const unreachable: NonNullable<RunSummary['unreachable']> = [];
+    let keyRefused: string | undefined;
 
     const runStartedAt = Date.now();
     const work = plan(options, lake);
@@ -128,6 +131,11 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           unreachable.push({ origin: dead.origin, error: dead.message });
           stop.abort(dead);
         }
+        // A key the service refuses fails the run, not a part of it: a key revoked or mistyped must not
+        // pass for the partial run a scheduler may accept (exit 3). Its other partitions are refused at
+        // their first request; those of keyless sources (the node's RPC) go on.
+        const refused = summary.cause;
+        if (refused instanceof FinalError && refused.status === 401) keyRefused ??= refused.message;
         results.push(summary.summary);
         const over = summary.status === 'done' || summary.status === 'failed';
         await lake.finish(item.stream.name, item.partition, over ? 'done' : 'released');
@@ -147,9 +155,15 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const { recovery } = lake;
     summary = {
       runId: lake.runId,
-      status: runStatus(results, { interrupted: options.signal?.aborted ?? false, unreachable, quota }),
+      status: runStatus(results, {
+        interrupted: options.signal?.aborted ?? false,
+        unreachable,
+        keyRefused,
+        quota,
+      }),
       partitions: results,
       ...(quota ? { quota: quota.message } : {}),
+      ...(keyRefused !== undefined ? { keyRefused } : {}),
       ...(unreachable.length > 0 ? { unreachable } : {}),
       recovered: { rolledForward: recovery.rolledForward.length, discarded: recovery.discarded.length },
     };
@@ -306,10 +320,10 @@ function claimQueue(lake: Lake, work: readonly WorkItem[], signal: AbortSignal) 
 /** The run's status from its partitions' and what stopped it. */
 function runStatus(
   results: readonly PartitionSummary[],
-  stopped: { interrupted: boolean; unreachable: readonly unknown[]; quota: unknown },
+  stopped: { interrupted: boolean; unreachable: readonly unknown[]; keyRefused?: string; quota: unknown },
 ): RunSummary['status'] {
   if (stopped.interrupted) return 'interrupted';
-  if (stopped.unreachable.length > 0) return 'failed';
+  if (stopped.unreachable.length > 0 || stopped.keyRefused !== undefined) return 'failed';
   if (stopped.quota) return 'quota';
   const failed = results.filter((r) => r.status === 'failed').length;
   return failed === 0 ? 'ok' : failed === results.length ? 'failed' : 'partial';

@@ -334,7 +334,7 @@ describe('extract: failures at run time', () => {
     expect(parquetFiles(w.dataDir)).toEqual([]);
   });
 
-  it('a rejected API key fails the Data API partitions without moving their checkpoints: exit 3', async () => {
+  it('a rejected API key fails the run (exit 1, not a partial 3) without moving the Data API checkpoints', async () => {
     const w = workspace();
     const first = await runExtract({ pipeline: w.pipelinePath, dataDir: w.dataDir, apiKey: GOOD_KEY });
     expect(first.code, first.stdout + first.stderr).toBe(0);
@@ -346,9 +346,11 @@ describe('extract: failures at run time', () => {
       { pipeline: w.pipelinePath, dataDir: w.dataDir },
       { AVALAKE_API_KEY: WRONG_KEY },
     );
-    // The node RPC takes no key, so its snapshot streams still commit: some streams failed, the rest did not.
-    expect(out.code, out.stdout + out.stderr).toBe(3);
+    // The node RPC takes no key, so its snapshot streams still commit; but a refused key is no partial
+    // run, which a scheduler may take for success (the README's unit file does).
+    expect(out.code, out.stdout + out.stderr).toBe(1);
     expect(out.stdout).toMatch(/the API key was not accepted: check --api-key or AVALAKE_API_KEY/);
+    expect(out.stderr).toMatch(/^avalake: the API key was not accepted: check --api-key or AVALAKE_API_KEY/m);
     expectClean(out);
     for (const stream of ['rewards', 'delegators', 'staking_transactions', 'utxos']) {
       const records = Object.entries(before).filter(([f]) => f.startsWith(`${stream}/`));
