@@ -96,8 +96,8 @@ function describeWindow(seconds: number | undefined): string {
 }
 
 /**
- * Every connection to a host failed before any HTTP answer (refused, name not resolved, TLS failed) and none
- * ever succeeded this run: the URL is wrong or the service is not there. Final, and shared by every request
+ * Every connection to a host failed before any HTTP answer (refused, name not resolved, timed out, TLS
+ * failed) and none ever succeeded this run: the URL is wrong or the service is not there. Final, and shared by every request
  * to that host, so a run with a mistyped URL ends in seconds instead of retrying each partition.
  */
 export class DeadHostError extends Error {
@@ -134,15 +134,23 @@ const REFUSED_OR_UNRESOLVED = new Set([
 ]);
 
 /**
+ * Timeouts before any answer: no connection made (a firewall dropping packets, no host at that address),
+ * or connected and no answer's headers. They count toward a dead host like a refusal, but only where the
+ * host never answered this run (see the fetcher), and over as many attempts: the connection's 10 s and
+ * the answer's 30 s make that a minute or more, not the hour of full retries a black hole would cost.
+ */
+const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+
+/**
  * The code of an error that happened before the host answered anything: refused, unresolved, unroutable,
- * or a failed TLS handshake (a bad certificate, or https to a plain-HTTP port). Undefined for everything
- * else, timeouts and resets included: a slow or flapping host is not a dead one.
+ * timed out, or a failed TLS handshake (a bad certificate, or https to a plain-HTTP port). Undefined for
+ * everything else, resets included: a flapping host is not a dead one.
  */
 export function connectionFailureOf(error: unknown, depth = 0): string | undefined {
   if (!(error instanceof Error) || depth > 4) return undefined;
   const code = (error as NodeJS.ErrnoException).code;
   if (typeof code === 'string') {
-    if (REFUSED_OR_UNRESOLVED.has(code)) return code;
+    if (REFUSED_OR_UNRESOLVED.has(code) || SILENT.has(code)) return code;
     if (TLS.test(code)) return code;
   }
   // Happy eyeballs (IPv6 and IPv4 both tried) reports an AggregateError; undici may wrap the socket's error.
@@ -168,6 +176,16 @@ function describeConnectionFailure(code: string): { what: string; advice: string
   if (code === 'ECONNREFUSED') return { what: 'connection refused, ECONNREFUSED', advice };
   if (code === 'ENOTFOUND' || code.startsWith('EAI_'))
     return { what: `the host name does not resolve, ${code}`, advice };
+  if (code === 'UND_ERR_CONNECT_TIMEOUT')
+    return {
+      what: `no connection within the time allowed, ${code}`,
+      advice: 'is the host up, is the URL right, and does a firewall let the connection through?',
+    };
+  if (code === 'UND_ERR_HEADERS_TIMEOUT')
+    return {
+      what: `connected, but no answer within the time allowed, ${code}`,
+      advice: 'is the service up and answering (not hung), and is the URL right?',
+    };
   return { what: `no route to the host, ${code}`, advice };
 }
 
