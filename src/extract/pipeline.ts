@@ -213,6 +213,11 @@ export const PipelineSchema = z
         });
     });
   })
+  .refine((p) => !isDate(p.start) || (boundAt(p.start, 0) ?? 0) <= Date.now() / 1000, {
+    path: ['start'],
+    error: () =>
+      `a date not after today (${new Date().toISOString().slice(0, 10)}): history from a later day has nothing to read yet`,
+  })
   .refine((p) => !isDate(p.start) || !isDate(p.end) || p.start < p.end, {
     path: ['end'],
     error: 'a date after start (end is exclusive: "start": "2026-01-01", "end": "2026-02-01" reads January)',

@@ -391,6 +391,11 @@ describe('end bounds a backfill window', () => {
     { start: '2026-01-01', end: '2026-01-01', says: /end: got "2026-01-01"; expected a date after start/ },
     { start: '7d', end: '8d', says: /start "7d" \(\d{4}-\d\d-\d\d\) is not before end "8d"/ },
     {
+      start: '2999-01-01',
+      end: undefined,
+      says: /start: got "2999-01-01"; expected a date not after today \(\d{4}-\d\d-\d\d\): history from a later day has nothing to read yet/,
+    },
+    {
       start: '2026-01-01',
       end: 'yesterday',
       says: /end: got "yesterday"; expected a date such as "2026-01-31", or a number of days/,
@@ -398,7 +403,7 @@ describe('end bounds a backfill window', () => {
   ])('start $start, end $end is refused with a clear message', async ({ start, end, says }) => {
     const { pipelinePath, dataDir } = demoWorkspace(emulator, (p) => {
       p.start = start;
-      p.end = end;
+      if (end !== undefined) p.end = end;
     });
     await expect(resolveExtractConfig({ pipeline: pipelinePath, dataDir }, {})).rejects.toThrow(says);
   });
