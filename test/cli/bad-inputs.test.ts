@@ -13,11 +13,13 @@ import { hostname } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { extractWith } from '../../src/cli/extract.ts';
+import { resolveExtractConfig } from '../../src/extract/config.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { extractCaptured, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
-import { runCli } from '../helpers/output.ts';
+import { captureOutput, runCli } from '../helpers/output.ts';
 
 /**
  * Bad inputs through the real `extract` command: each gets the exit code of DESIGN.md, one clear message
@@ -367,6 +369,35 @@ describe('extract: failures at run time', () => {
       added.every((f) => overRpc.has(f.split('/')[1] ?? '')),
       added.join(),
     ).toBe(true);
+  });
+
+  it('an unexpected fault of avalake is exit 1, its stack on stderr, and the run still summed up', async () => {
+    const w = workspace({ ...basePipeline(), metrics: { chains: ['43113'], metrics: ['txCount'] } });
+    const config = await resolveExtractConfig(
+      { pipeline: w.pipelinePath, dataDir: w.dataDir, apiKey: GOOD_KEY },
+      {},
+    );
+    // Two partitions of one checkpoint, as a pipeline listing a chain twice made before its check
+    // refused it (7c81201): a fault the run cannot absorb.
+    const pipeline = {
+      ...config.pipeline,
+      metrics: { ...config.pipeline.metrics, chains: ['43113', '43113'] },
+    };
+    const silent = { log: () => {}, progress: () => {}, close: () => {} };
+    let result: Awaited<ReturnType<typeof extractWith>> | undefined;
+    const out = await captureOutput(async () => {
+      result = await extractWith({ ...config, pipeline }, silent, new AbortController().signal);
+      return result.code;
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(
+      /^avalake: unexpected error, a fault of avalake's \(please report it\): a flush of /,
+    );
+    expect(result?.summary?.status).toBe('failed');
+    expect(result?.summary?.error).toMatch(/a flush of /);
+    // A stack, this once (a fault to report, not a mistake of the user's), and never the key.
+    expect(out.stderr).toMatch(STACK);
+    for (const key of KEYS) expect(out.stdout + out.stderr).not.toContain(key);
   });
 
   it('a key that may not use a route (403) fails that stream only: exit 3', async () => {
