@@ -237,7 +237,9 @@ export async function extractWith(
     // (--json's one object) still printed, so a scheduler's log says what happened.
     const message = redact(error instanceof Error ? error.message : String(error));
     const stack = error instanceof Error && error.stack ? `\n${redact(error.stack)}` : '';
-    process.stderr.write(`avalake: unexpected error, a fault of avalake's (please report it): ${message}${stack}\n`);
+    process.stderr.write(
+      `avalake: unexpected error, a fault of avalake's (please report it): ${message}${stack}\n`,
+    );
     return { code: EXIT.failed, error: message, ...stopped };
   } finally {
     await http.close();

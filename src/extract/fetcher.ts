@@ -31,7 +31,7 @@ const FINAL_ADVICE: Record<number, string> = {
   400: 'the service rejected the request parameters',
   401: 'the API key was not accepted: check --api-key or AVALAKE_API_KEY',
   403: 'the API key may not use this endpoint: use a key whose plan includes it',
-  404: 'the service does not know this resource: check the chain id, address or network in the pipeline, and that the base URL (--base-url, --metrics-url, --node-url or urls in the pipeline) is the service\'s',
+  404: "the service does not know this resource: check the chain id, address or network in the pipeline, and that the base URL (--base-url, --metrics-url, --node-url or urls in the pipeline) is the service's",
 };
 
 export interface FetchRequest extends HttpRequest {
