@@ -54,11 +54,15 @@ function lazy(load) {
  */
 const usageError = (message) => Object.assign(new Error(message), { name: 'UsageError' });
 
+/** Flags that may be given more than once (repeatedValue): any other, repeated, is a usage mistake. */
+export const REPEATABLE_FLAGS = new Set(['max-age']);
+
 /**
  * A flag that takes a value and may be repeated; `nargs` (not `array`) so that `-1h` is taken as its
  * value rather than split into the flags `-1 -h` (which printed the help and exited 0).
  * @param {string} describe
  */
+
 const repeatedValue = (describe) =>
   /** @type {const} */ ({
     type: 'string',

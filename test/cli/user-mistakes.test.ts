@@ -222,3 +222,23 @@ describe('--models, --tests and --max-age that name nothing', () => {
     expect(existsSync(join(dir, 'd.md'))).toBe(false);
   }, 60_000);
 });
+
+describe('a flag given twice', () => {
+  it('is exit 2 naming it, for every command; --max-age alone may repeat', async () => {
+    const other = join(dir, 'other');
+    const [status, build, extract, local, maxAge] = await Promise.all([
+      runCli(['status', '--data-dir', built, '--data-dir', other]),
+      runCli(['build', '--data-dir', built, '--select', 'stg_rewards', '--select', 'stg_utxos']),
+      runCli(['extract', 'pipelines/demo.json', '--data-dir', other, '--data-dir', built, '--json']),
+      runCli(['build', '--data-dir', 's3://b/p', '--local-dir', other, '--local-dir', built]),
+      runCli(['test', '--data-dir', built, '--max-age', '100d', '--max-age', 'rewards=200d']),
+    ]);
+    expectRefused(status, 2, /^avalake: --data-dir given more than once; give each once$/m);
+    expectRefused(build, 2, /^avalake: --select given more than once; give each once$/m);
+    expectRefused(extract, 2, /^avalake: --data-dir given more than once; give each once$/m);
+    expect(extract.stdout).toBe('');
+    expectRefused(local, 2, /^avalake: --local-dir given more than once; give each once$/m);
+    expect(maxAge.stderr).not.toMatch(/more than once/);
+    expect(existsSync(other)).toBe(false);
+  }, 60_000);
+});
