@@ -40,7 +40,8 @@ type StepStatus = 'ok' | 'failed' | 'not run';
 
 /** What `avalake run --json` prints: one object, whatever happened after the configuration was read. */
 export interface RunReport {
-  runId?: string;
+  /** The extract's run id; `-` when it could not begin (the lock held, the catalog or bucket not there). */
+  runId: string;
   pipeline: string;
   dataDir: string;
   /** The run as a whole: the extract's status, or `failed` when the build or the tests failed. */
@@ -135,6 +136,7 @@ async function runSteps(
   const redact = redactorOf(config);
   const started = Date.now();
   const report: RunReport = {
+    runId: '-',
     pipeline: config.pipelinePath,
     dataDir: config.dataDir,
     status: 'ok',
@@ -425,7 +427,7 @@ export function formatRun(report: RunReport): string {
       `compact  ok: ${c.streams.reduce((n, s) => n + s.merged, 0)} files merged into ${c.streams.reduce((n, s) => n + s.written, 0)} in ${c.seconds}s`,
     );
   lines.push(
-    `run ${report.runId ?? '-'}: ${report.status}${report.failedStep ? ` (${report.failedStep} failed)` : ''}, exit ${report.exitCode}`,
+    `run ${report.runId}: ${report.status}${report.failedStep ? ` (${report.failedStep} failed)` : ''}, exit ${report.exitCode}`,
   );
   return lines.join('\n');
 }

@@ -149,6 +149,7 @@ describe('avalake run --json', () => {
       const locked = await runCli({ pipeline: w.pipelinePath, dataDir: w.dataDir, json: true });
       expect(locked.code).toBe(75);
       expect(runReportOf(locked.stdout)).toMatchObject({
+        runId: '-',
         status: 'locked',
         exitCode: 75,
         failedStep: 'extract',
