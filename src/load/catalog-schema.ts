@@ -35,6 +35,8 @@ create table if not exists avalake.commits (
   unique (stream, seq)
 );
 create index if not exists commits_by_partition on avalake.commits (stream, partition_id, commit_id);
+-- The numbers a fold may delete: never committed (a flush dropped, an unchanged snapshot's), their run gone.
+create index if not exists seqs_unused on avalake.seqs (stream) where not committed;
 -- When the record was written, by the server's clock (writers' clocks may differ): folded records are
 -- deleted by age (catalog.ts). Added to a catalog of before with the time of the upgrade, a constant
 -- (kept in the table's metadata, where clock_timestamp() as the default would rewrite every row).

@@ -400,6 +400,16 @@ export async function openCatalog(
          delete from avalake.seqs where seq in (select seq from gone)`,
           [state.stream, through, KEEP_FOLDED_DAYS, DELETE_AT_ONCE],
         );
+        // A number never committed (a flush dropped: every unchanged snapshot's, every run) whose run is
+        // gone can no longer commit: without its row the fence refuses it, and a recovery that finds its
+        // staged files takes them for a gone run's (catalog.abandoned). Without this, ~80 rows a quiet run.
+        await client.query(
+          `delete from avalake.seqs where seq in (
+             select s.seq from avalake.seqs s
+             where s.stream = $1 and not s.committed and not ${runs.isLive('s.run_id')}
+             limit $2)`,
+          [state.stream, DELETE_AT_ONCE],
+        );
       });
     },
 
@@ -411,12 +421,19 @@ export async function openCatalog(
          returning s.seq`,
         [seqs],
       );
-      const { rows } = await query<{ seq: string }>(
-        `select s.seq from avalake.seqs s where s.seq = any($1::bigint[]) and ${runs.isLive('s.run_id')}`,
+      const { rows } = await query<{ seq: string; live: boolean }>(
+        `select s.seq, ${runs.isLive('s.run_id')} as live from avalake.seqs s where s.seq = any($1::bigint[])`,
         [seqs],
       );
-      const live = new Set(rows.map((r) => Number(r.seq)));
-      const fenced = new Set(fencing.rows.map((r) => Number(r.seq)));
+      const live = new Set(rows.filter((r) => r.live).map((r) => Number(r.seq)));
+      const known = new Set(rows.map((r) => Number(r.seq)));
+      // A number without its row can never commit (the fence needs the row): a fold deleted it, unused
+      // with its run gone, or committed with its record folded away long ago (its file, if still live,
+      // is in the state). As fenced: its staged files go, unless the state names them.
+      const fenced = new Set([
+        ...fencing.rows.map((r) => Number(r.seq)),
+        ...seqs.filter((seq) => !known.has(seq)),
+      ]);
       // Fenced ones stay gone even if their writer's heartbeat came back meanwhile.
       return { gone: new Set(seqs.filter((seq) => fenced.has(seq) || !live.has(seq))), fenced };
     },

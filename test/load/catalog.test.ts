@@ -222,6 +222,47 @@ describe('a PostgreSQL catalog', () => {
     });
   });
 
+  it('a fold deletes the numbers a run never committed once it is gone; a staged file of one still goes', async () => {
+    const a = await openWriter('run-a');
+    // Two numbers run-a never commits: a flush dropped (as an unchanged snapshot's is, every run), and
+    // one whose first 50,000 rows were staged when run-a stalled.
+    const dropped = a.begin({ stream: STREAM, partition, schema });
+    await dropped.append(rowsFrom(0, 1));
+    dropped.seal();
+    await dropped.abort();
+    const stalled = a.begin({ stream: STREAM, partition, schema });
+    await stalled.append(rowsFrom(0, 50_001));
+    const staging = join(dataDir, 'lake', '_staging', STREAM);
+    await until(async () => (await readdir(staging).catch(() => [])).length === 1);
+    await withAdmin(async (admin) => {
+      const unused = async () =>
+        (await admin.query<{ n: number }>('select count(*)::int as n from avalake.seqs where not committed'))
+          .rows[0]?.n;
+      expect(await unused()).toBe(2);
+      // run-a is live: it may still commit them, and a fold keeps them.
+      const b = await openWriter('run-b');
+      const first = b.begin({ stream: STREAM, partition, schema });
+      await first.append(rowsFrom(0, 1));
+      await first.commit({ next: 1 });
+      await b.compact('all');
+      expect(await unused()).toBe(2);
+      // Gone: the next fold (after b's next commit) deletes them, and their fence with them.
+      await ageHeartbeat('run-a');
+      const second = b.begin({ stream: STREAM, partition, schema });
+      await second.append(rowsFrom(1, 1));
+      await second.commit({ next: 2 });
+      await b.compact('all');
+      expect(await unused()).toBe(0);
+    });
+    // The staged file of a number that has no row any more is a gone run's: the next open deletes it.
+    expect(await readdir(staging)).toHaveLength(1);
+    await openWriter('run-c');
+    expect(await readdir(staging)).toEqual([]);
+    // run-a wakes: refused, its number gone.
+    await expect(stalled.commit({ next: 50_001 })).rejects.toBeInstanceOf(LeaseLostError);
+    await expectWhole(2);
+  });
+
   it('deletes folded records once a week old and older than every live run; the lake reads the same', async () => {
     const a = await openWriter('run-a');
     const commitNext = async () => {
