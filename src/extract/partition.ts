@@ -183,6 +183,18 @@ export async function extractPartition(work: PartitionWork) {
     });
   };
 
+  /**
+   * A resumable snapshot read again after a whole one is held in its flush (staged files on disk, not
+   * memory) until its answer is known, rather than committed at the flush's thresholds: an answer like
+   * the last then stores no rows, where parts committed along the way would store the whole collection
+   * again every run. Its first reading commits along the way, as does one cut short (the flush commits
+   * at the stop, with the page token to go on from).
+   */
+  const wholeAnswerBefore =
+    checkpoint !== undefined && checkpoint.answer !== undefined && checkpoint.reading === undefined;
+  const holdsAnswer = (reached: Record<string, unknown>) =>
+    wholeAnswerBefore && reached.reading !== undefined;
+
   let status: PartitionStatus = 'done';
   let cause: unknown;
   // A flush that failed (its file could not be encoded or staged) cannot commit: the partition fails with
@@ -229,9 +241,10 @@ export async function extractPartition(work: PartitionWork) {
       if (step.checkpoint === undefined) continue;
       lastCheckpoint = step.checkpoint;
       const due =
-        flush.rows >= limits.rows ||
-        flush.bytes >= limits.bytes ||
-        (Date.now() - flushStarted) / 1000 >= limits.seconds;
+        !holdsAnswer(step.checkpoint) &&
+        (flush.rows >= limits.rows ||
+          flush.bytes >= limits.bytes ||
+          (Date.now() - flushStarted) / 1000 >= limits.seconds);
       if (due && !work.signal.aborted) {
         // At most one flush commits behind the walk: a slower store holds the walk back instead of
         // piling sealed flushes (their buffers, their files in the encoder) up in memory.

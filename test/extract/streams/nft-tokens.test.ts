@@ -171,12 +171,41 @@ describe('nft_tokens read in parts (a resumable snapshot)', () => {
       expect(new Set(rows.map((r) => r.at))).toEqual(new Set([before[0]?.at]));
       expect(rows.filter((r) => r.n === 2).length).toBe(40);
       expect(rows.every((r) => r.times === 1)).toBe(true);
-      // The next run takes a new snapshot, read whole. (Committed in parts, it cannot be recorded as
-      // unchanged without rows: its first parts were stored before its answer was known.)
-      expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
+      // The next run reads the collection again, whole, holding its parts until its answer is known:
+      // the same answer as the whole one before, it stores no rows.
+      const third = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(third.status).toBe('ok');
+      expect(third.partitions[0]?.rows).toBe(0);
+      expect(await rowsPerToken(w.dataDir)).toEqual(rows);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('a collection larger than a flush, read again unchanged, stores no rows; changed, it stores the new answer whole', async () => {
+    const emulator = await startEmulator();
+    try {
+      const { w, minted } = inParts(emulator);
+      const first = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(first.status).toBe('ok');
+      // Committed along the way (every three pages), as a first reading is.
+      expect(first.partitions[0]?.rows).toBe(minted());
+      const once = await rowsPerToken(w.dataDir);
+      expect(once.every((r) => r.n === 1)).toBe(true);
+      const again = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(again.status).toBe('ok');
+      expect(again.partitions[0]?.rows).toBe(0);
+      expect(await rowsPerToken(w.dataDir)).toEqual(once);
+      // Tokens minted since: a new answer, stored whole at a new time.
+      const before = minted();
+      for (let day = 0; minted() === before && day < 60; day++) emulator.advance(86_400);
+      expect(minted()).toBeGreaterThan(before);
+      const changed = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(changed.status).toBe('ok');
+      expect(changed.partitions[0]?.rows).toBe(minted());
       const after = await rowsPerToken(w.dataDir);
-      expect(after.length).toBe(rows.length);
-      expect(after.every((r) => r.times === 2)).toBe(true);
+      expect(after.length).toBe(minted());
+      expect(after.filter((r) => r.times === 2).length).toBe(before);
     } finally {
       await emulator.close();
     }
