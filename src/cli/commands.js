@@ -299,6 +299,7 @@ export const COMMANDS = [
       y
         .option('data-dir', dataDirOption)
         .option('catalog', catalogOption)
+        .option('local-dir', localDirOption)
         .option('streams', { type: 'string', describe: 'Comma-separated streams (default: every stream)' })
         .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
         .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),

@@ -16,6 +16,8 @@ import { lakeFailureExit } from './lake-failure.ts';
 export interface CompactArgs {
   dataDir?: string;
   catalog?: string;
+  /** With a bucket's lake: the local directory whose warehouse's builds compaction keeps apart from. */
+  localDir?: string;
   /** Comma-separated streams; default every stream of the lake. */
   streams?: string;
   wait?: boolean;
@@ -97,7 +99,7 @@ export async function compact(
     process.stderr.write(`avalake: ${noLake}\n`);
     return EXIT.usage;
   }
-  const { dataDir, catalog } = lake;
+  const { dataDir, catalog, localDir } = lake;
   // An empty name (`a,,b`, `""`) is a typo, not "every stream": refused as extract refuses it.
   const streams = args.streams?.split(',').map((s) => s.trim());
   if (streams?.includes('')) {
@@ -122,6 +124,8 @@ export async function compact(
       ...(streams ? { streams } : {}),
       ...(args.wait ? { wait: true } : {}),
       ...(catalog ? { catalog } : {}),
+      // A bucket's lake: the builds of this machine's warehouse (run's compaction does the same).
+      warehouseDir: localDir,
     });
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
     return EXIT.ok;

@@ -6,7 +6,9 @@ import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/lake.ts';
+import { acquireLock } from '../../src/load/lock.ts';
 import { buildWarehouse } from '../../src/warehouse/build.ts';
+import { buildLockOf, warehouseIn } from '../../src/warehouse/paths.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { coreWorkspace, extractOnce, fewMetrics, workersWorkspace } from '../helpers/extract.ts';
 import { lakeRows } from '../helpers/lake.ts';
@@ -138,6 +140,24 @@ it('run on an S3 lake through failing and dropped requests: the lake and the war
     expect(fromS3, String(name)).toEqual(fromLocal);
   }
 
+  // A build of this machine's warehouse holds its lock: compaction, which deletes the files it merges,
+  // waits its turn (exit 75 without --wait), as run's own compaction does.
+  const building = await acquireLock(buildLockOf(warehouseIn(localDir)));
+  try {
+    const refused = await cli([
+      'compact',
+      '--data-dir',
+      dataDir,
+      '--catalog',
+      catalog,
+      '--local-dir',
+      localDir,
+    ]);
+    expect(refused.code, refused.stderr).toBe(75);
+    expect(refused.stderr).toContain('warehouse.duckdb.lock');
+  } finally {
+    await building.release();
+  }
   // Compacting the bucket, then building again: the mirror follows, holding the live files and no others.
   const compacted = await cli(['compact', '--data-dir', dataDir, '--catalog', catalog, '--json']);
   expect(compacted.code, compacted.stderr).toBe(0);
