@@ -62,7 +62,6 @@ export const REPEATABLE_FLAGS = new Set(['max-age']);
  * value rather than split into the flags `-1 -h` (which printed the help and exited 0).
  * @param {string} describe
  */
-
 const repeatedValue = (describe) =>
   /** @type {const} */ ({
     type: 'string',

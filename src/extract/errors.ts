@@ -97,8 +97,9 @@ function describeWindow(seconds: number | undefined): string {
 
 /**
  * Every connection to a host failed before any HTTP answer (refused, name not resolved, timed out, TLS
- * failed) and none ever succeeded this run: the URL is wrong or the service is not there. Final, and shared by every request
- * to that host, so a run with a mistyped URL ends in seconds instead of retrying each partition.
+ * failed) and none ever succeeded this run: the URL is wrong or the service is not there. Final, and
+ * shared by every request to that host, so a run with a mistyped URL ends in seconds instead of retrying
+ * each partition.
  */
 export class DeadHostError extends Error {
   override name = 'DeadHostError';
