@@ -187,7 +187,11 @@ async function runSteps(
     if (error) report.extract.reason = error;
     report.extract.streams = streamReports(summary, spans);
     if (summary.status === 'partial' || summary.status === 'failed') report.failedStep = 'extract';
-    if (summary.status === 'interrupted' || summary.status === 'failed') {
+    // A refused key fails the run (exit 1), but what the keyless sources committed is built and tested,
+    // as a partial run's is.
+    const skipsBuild =
+      summary.status === 'interrupted' || (summary.status === 'failed' && summary.keyRefused === undefined);
+    if (skipsBuild) {
       report.build.reason = report.test.reason =
         summary.status === 'interrupted'
           ? 'interrupted'
@@ -195,9 +199,7 @@ async function runSteps(
             ? 'the extract failed'
             : summary.unreachable?.length
               ? `unreachable: ${summary.unreachable.map((h) => h.origin).join(', ')}`
-              : summary.keyRefused !== undefined
-                ? 'the API key was refused'
-                : 'every partition of the extract failed';
+              : 'every partition of the extract failed';
       return finish(code);
     }
 

@@ -135,12 +135,12 @@ const REFUSED_OR_UNRESOLVED = new Set([
 ]);
 
 /**
- * Timeouts before any answer: no connection made (a firewall dropping packets, no host at that address),
- * or connected and no answer's headers. They count toward a dead host like a refusal, but only where the
- * host never answered this run (see the fetcher), and over as many attempts: the connection's 10 s and
- * the answer's 30 s make that a minute or more, not the hour of full retries a black hole would cost.
+ * No connection within the time allowed (a firewall dropping packets, no host at that address). It counts
+ * toward a dead host like a refusal, only where the host never answered this run (see the fetcher), and
+ * over as many attempts: at 10 s each, most of a minute rather than the hour of full retries a black hole
+ * would cost. Not a connection that gets no answer: a slow service at a run's start is not a dead one.
  */
-const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT']);
 
 /**
  * The code of an error that happened before the host answered anything: refused, unresolved, unroutable,
@@ -181,11 +181,6 @@ function describeConnectionFailure(code: string): { what: string; advice: string
     return {
       what: `no connection within the time allowed, ${code}`,
       advice: 'is the host up, is the URL right, and does a firewall let the connection through?',
-    };
-  if (code === 'UND_ERR_HEADERS_TIMEOUT')
-    return {
-      what: `connected, but no answer within the time allowed, ${code}`,
-      advice: 'is the service up and answering (not hung), and is the URL right?',
     };
   return { what: `no route to the host, ${code}`, advice };
 }

@@ -60,6 +60,12 @@ export interface PartitionWork {
 const snapshotSchemas = new WeakMap<StreamDefinition, z.ZodObject>();
 
 /**
+ * How long a resumable snapshot read again is held uncommitted, in flush periods (`flush.seconds`, 60 by
+ * default: ten minutes), before it goes on in committed parts (see `holdsAnswer`).
+ */
+const HOLD_FLUSH_TIMES = 10;
+
+/**
  * The schema of the rows a stream's flushes hold: a snapshot's rows also carry when and where they were
  * observed. Made once per stream, so the lake's layout of it (flush.ts) is worked out once too.
  */
@@ -187,13 +193,17 @@ export async function extractPartition(work: PartitionWork) {
    * A resumable snapshot read again after a whole one is held in its flush (staged files on disk, not
    * memory) until its answer is known, rather than committed at the flush's thresholds: an answer like
    * the last then stores no rows, where parts committed along the way would store the whole collection
-   * again every run. Its first reading commits along the way, as does one cut short (the flush commits
-   * at the stop, with the page token to go on from).
+   * again every run. For HOLD_FLUSH_TIMES the flush's seconds at most: a process killed meanwhile (no
+   * commit at the stop) reads it again from its first page, and a reading longer than that goes on in
+   * committed parts, each the page token to go on from, as a first reading does.
    */
   const wholeAnswerBefore =
     checkpoint !== undefined && checkpoint.answer !== undefined && checkpoint.reading === undefined;
   const holdsAnswer = (reached: Record<string, unknown>) =>
-    wholeAnswerBefore && reached.reading !== undefined;
+    wholeAnswerBefore &&
+    reached.reading !== undefined &&
+    commits === 0 &&
+    (Date.now() - started) / 1000 < limits.seconds * HOLD_FLUSH_TIMES;
 
   let status: PartitionStatus = 'done';
   let cause: unknown;

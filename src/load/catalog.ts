@@ -56,6 +56,11 @@ export const KEEP_FOLDED_DAYS = 7;
  * were deleted, a week of stopped writers) goes over the next folds instead of in one long delete.
  */
 export const DELETE_AT_ONCE = 20_000;
+/**
+ * How long a run must have been silent before a fold deletes the numbers it never committed: far past
+ * any lease, so that a run whose heartbeat only lapsed can still commit them.
+ */
+export const UNUSED_SEQ_DAYS = 1;
 
 /** How long a run's heartbeat stays valid; `AVALAKE_LEASE_SECONDS` overrides it (tests shorten it). */
 export const DEFAULT_LEASE_SECONDS = 30;
@@ -400,15 +405,19 @@ export async function openCatalog(
          delete from avalake.seqs where seq in (select seq from gone)`,
           [state.stream, through, KEEP_FOLDED_DAYS, DELETE_AT_ONCE],
         );
-        // A number never committed (a flush dropped: every unchanged snapshot's, every run) whose run is
-        // gone can no longer commit: without its row the fence refuses it, and a recovery that finds its
-        // staged files takes them for a gone run's (catalog.abandoned). Without this, ~80 rows a quiet run.
+        // A number never committed (a flush dropped: every unchanged snapshot's, every run) can no longer
+        // commit once fenced, or once its run has been silent for a day: far past any lease, so a run
+        // whose heartbeat only lapsed (a catalog failover, a stalled event loop) keeps the number it
+        // will still commit. Without its row the fence refuses it, and a recovery that finds its staged
+        // files takes them for a gone run's (catalog.abandoned). Without this, ~80 rows a quiet run.
         await client.query(
           `delete from avalake.seqs where seq in (
              select s.seq from avalake.seqs s
-             where s.stream = $1 and not s.committed and not ${runs.isLive('s.run_id')}
+             where s.stream = $1 and not s.committed and (s.fenced or not exists (
+               select 1 from avalake.runs r
+               where r.run_id = s.run_id and r.heartbeat_at >= clock_timestamp() - make_interval(days => $3)))
              limit $2)`,
-          [state.stream, DELETE_AT_ONCE],
+          [state.stream, DELETE_AT_ONCE, UNUSED_SEQ_DAYS],
         );
       });
     },

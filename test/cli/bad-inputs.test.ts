@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractWith } from '../../src/cli/extract.ts';
+import { run } from '../../src/cli/run.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
 import type { StreamDefinition } from '../../src/extract/stream.ts';
@@ -398,6 +399,22 @@ describe('extract: failures at run time', () => {
     // A stack, this once (a fault to report, not a mistake of the user's), and never the key.
     expect(out.stderr).toMatch(STACK);
     for (const key of KEYS) expect(out.stdout + out.stderr).not.toContain(key);
+  });
+
+  it('run with a rejected API key: exit 1, the extract failed, what the keyless streams committed built', async () => {
+    const w = workspace();
+    const out = await captureOutput(() =>
+      run(
+        { pipeline: w.pipelinePath, dataDir: w.dataDir, json: true, quiet: true, logFormat: 'json' },
+        { AVALAKE_API_KEY: WRONG_KEY },
+      ),
+    );
+    expect(out.code, out.stderr).toBe(1);
+    const report = JSON.parse(out.stdout);
+    expect(report).toMatchObject({ status: 'failed', exitCode: 1, failedStep: 'extract' });
+    expect(report.build.status).toBe('ok');
+    expect(report.build.built.length).toBeGreaterThan(0);
+    expectClean(out);
   });
 
   it('a key that may not use a route (403) fails that stream only: exit 3', async () => {

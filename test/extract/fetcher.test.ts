@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateBudget } from '../../src/extract/budget.ts';
 import {
@@ -285,31 +285,6 @@ describe('unreachable hosts', () => {
     expect(attempts).toHaveLength(2);
   });
 
-  it('declares a host that takes connections and never answers dead too, naming the timeout', async () => {
-    // A hung service or proxy: connections are accepted, no answer ever comes.
-    const sockets: Socket[] = [];
-    const server = createTcpServer((socket) => sockets.push(socket));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    try {
-      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const f = createFetcher({
-        http: createHttpClient({ userAgent: 'avalake/test', readTimeoutMs: 200 }),
-        deadHostAttempts: 3,
-        deadHostAfterMs: 0,
-        sleep: async () => {},
-      });
-      const error = await f({ url: `${origin}/v1/x`, cost: 0, at: {} }).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(DeadHostError);
-      expect((error as DeadHostError).attempts).toBe(3);
-      expect((error as Error).message).toMatch(
-        /failed \(connected, but no answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; 3 attempts .*\): is the service up and answering \(not hung\)/,
-      );
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
-
   it('ends the waits of other requests to that host as soon as it is declared dead', async () => {
     const origin = `http://127.0.0.1:${await closedPort()}`;
     const f = createFetcher({ http, deadHostAttempts: 4, deadHostAfterMs: 0, baseDelayMs: 60_000 });
@@ -395,9 +370,9 @@ describe('unreachable hosts', () => {
       'UND_ERR_CONNECT_TIMEOUT',
     ],
     [
-      'headers timeout (connected, never answered)',
+      'headers timeout (connected, a slow answer)',
       Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
-      'UND_ERR_HEADERS_TIMEOUT',
+      undefined,
     ],
     [
       'body timeout (answered, then stalled)',

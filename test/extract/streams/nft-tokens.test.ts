@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../../../src/emulator/index.ts';
 import type { HttpClient } from '../../../src/extract/http.ts';
@@ -177,6 +178,25 @@ describe('nft_tokens read in parts (a resumable snapshot)', () => {
       expect(third.status).toBe('ok');
       expect(third.partitions[0]?.rows).toBe(0);
       expect(await rowsPerToken(w.dataDir)).toEqual(rows);
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('a collection read again for longer than ten flush periods goes on in committed parts, as a first reading', async () => {
+    const emulator = await startEmulator();
+    try {
+      const { w, minted } = inParts(emulator);
+      // Flush periods of a millisecond: every page is past the hold, so a reading killed at any
+      // instant keeps what it read, and the unchanged answer is stored again.
+      const pipeline = JSON.parse(readFileSync(w.pipelinePath, 'utf8'));
+      writeFileSync(w.pipelinePath, JSON.stringify({ ...pipeline, flush: { rows: 30, seconds: 0.001 } }));
+      expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
+      const again = await extractOnce(w.pipelinePath, w.dataDir);
+      expect(again.status).toBe('ok');
+      expect(again.partitions[0]?.rows).toBe(minted());
+      expect(again.partitions[0]?.commits).toBeGreaterThan(1);
+      expect((await rowsPerToken(w.dataDir)).every((r) => r.n === 2)).toBe(true);
     } finally {
       await emulator.close();
     }
