@@ -26,12 +26,17 @@ const LABEL = { pass: 'PASS ', fail: 'FAIL ', error: 'ERROR', skip: 'SKIP ' } as
  */
 export function formatTestReport(report: TestReport): string {
   const lines: string[] = [];
+  // A skip's group: its reason, and for a model's checks, the model.
+  const groupOf = (o: TestOutcome) => (o.kind === 'freshness' ? o.message : `${o.subject}\n${o.message}`);
   const skips = new Map<string, TestOutcome[]>();
-  const skipGroup = (o: TestOutcome) => (o.kind === 'freshness' ? o.message : `${o.subject}\n${o.message}`);
-  for (const o of report.outcomes)
-    if (o.status === 'skip') skips.set(skipGroup(o), [...(skips.get(skipGroup(o)) ?? []), o]);
   for (const o of report.outcomes) {
-    const group = o.status === 'skip' ? skips.get(skipGroup(o)) : undefined;
+    if (o.status !== 'skip') continue;
+    const group = skips.get(groupOf(o));
+    if (group) group.push(o);
+    else skips.set(groupOf(o), [o]);
+  }
+  for (const o of report.outcomes) {
+    const group = o.status === 'skip' ? skips.get(groupOf(o)) : undefined;
     if (group && group.length > 1) {
       // Once, where the group's first skip stood.
       if (group[0] !== o) continue;
