@@ -65,11 +65,18 @@ it(`loses and duplicates nothing when the writer is SIGKILLed ${KILLS} times`, a
     expect(expected.every((e) => e.n > 0)).toBe(true);
     expect(stats).toEqual(expected);
 
-    const rejects = await query(
-      `select count(*)::integer as n, count(distinct raw)::integer as d
-       from read_parquet('${dataDir}/lake/_rejects/stream=${STREAM}/**/*.parquet', hive_partitioning = true)`,
+    // No reject twice. A busy machine may kill every writer before a flush with rejects commits: then
+    // there are no rejects files, and nothing to count (read_parquet refuses an empty glob).
+    const rejectFiles = await query(
+      `select file from glob('${dataDir}/lake/_rejects/stream=${STREAM}/**/*.parquet')`,
     );
-    expect(rejects[0]?.n).toBe(rejects[0]?.d);
+    if (rejectFiles.length > 0) {
+      const rejects = await query(
+        `select count(*)::integer as n, count(distinct raw)::integer as d
+         from read_parquet('${dataDir}/lake/_rejects/stream=${STREAM}/**/*.parquet', hive_partitioning = true)`,
+      );
+      expect(rejects[0]?.n).toBe(rejects[0]?.d);
+    }
   } finally {
     await l.close();
   }
