@@ -143,8 +143,11 @@ export const CORE_STREAMS = [
   'icm_messages',
   'validators',
 ];
-/** What every mart reads: the core streams, and current_supply for the staking ratio. */
-export const MART_STREAMS = [...CORE_STREAMS, 'current_supply'];
+/**
+ * What every mart reads: the core streams, current_supply for the staking ratio, and primary_balances
+ * for the balances' openings (zero over a lake that holds the whole history).
+ */
+export const MART_STREAMS = [...CORE_STREAMS, 'current_supply', 'primary_balances'];
 /** Totals in a stable order, for deep equality. */
 export const sorted = (t: Totals) =>
   Object.fromEntries(

@@ -226,6 +226,13 @@ describe('marts against the emulator truth', () => {
         }
       }
     expect(compared).toBeGreaterThan(100);
+    // The lake holds every UTXO's history here, so the balances snapshot leaves nothing to open with.
+    const [openings] = await q(
+      `select count(*) as n, count(*) filter (where opening_amount <> 0 or opening_utxos <> 0) as nonzero
+       from address_balance_openings`,
+    );
+    expect(Number(openings?.n)).toBeGreaterThanOrEqual(pipeline.primary.addresses.length);
+    expect(Number(openings?.nonzero)).toBe(0);
   });
 
   it('erc20_flows_daily: in, out and counts per chain, token, address and day', async () => {
