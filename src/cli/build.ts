@@ -45,7 +45,7 @@ export async function build(
   try {
     const result = await buildWarehouse({
       ...lake,
-      modelsDir: args.models ?? 'sql/models',
+      ...(args.models !== undefined ? { modelsDir: args.models } : {}),
       ...(args.select !== undefined ? { select: args.select } : {}),
       lock: {
         wait: args.wait ?? false,

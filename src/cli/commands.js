@@ -151,8 +151,13 @@ const catalogOption = /** @type {const} */ ({
 });
 const modelsOption = /** @type {const} */ ({
   type: 'string',
-  default: 'sql/models',
-  describe: 'Folder of the models',
+  describe:
+    'Folder of the models (default sql/models in the working directory, else the models avalake ships)',
+});
+
+const testsOption = /** @type {const} */ ({
+  type: 'string',
+  describe: 'Folder of the SQL tests (default sql/tests beside the models)',
 });
 
 /** @type {import('yargs').CommandModule[]} */
@@ -187,7 +192,7 @@ export const COMMANDS = [
         .option('local-dir', localDirOption)
         .option('select', selectOption)
         .option('models', modelsOption)
-        .option('tests', { type: 'string', describe: 'Folder of the SQL tests (default sql/tests)' })
+        .option('tests', testsOption)
         .option(
           'max-age',
           repeatedValue(
@@ -209,7 +214,7 @@ export const COMMANDS = [
     builder: (y) =>
       extractOptions(y)
         .option('models', modelsOption)
-        .option('tests', { type: 'string', describe: 'Folder of the SQL tests (default sql/tests)' })
+        .option('tests', testsOption)
         .option(
           'max-age',
           repeatedValue(

@@ -23,7 +23,7 @@ export async function docs(
     if (!args.check) await checkOutput('--out', out, { createFolders: true });
     const dictionary = await generateDictionary({
       dataDir: warehouseDirOf(args.dataDir, env),
-      modelsDir: args.models ?? 'sql/models',
+      ...(args.models !== undefined ? { modelsDir: args.models } : {}),
     });
     for (const problem of dictionary.problems) process.stderr.write(`avalake: warning: ${problem}\n`);
     if (args.check) {

@@ -4,9 +4,10 @@ import type { ProgressEvent } from '../extract/progress.ts';
 import type { RunSummary } from '../extract/run.ts';
 import { STREAM_NAMES, STREAMS } from '../extract/streams/index.ts';
 import { LockHeldError, partitionId } from '../load/index.ts';
-import { buildWarehouse, DEFAULT_MODELS_DIR } from '../warehouse/build.ts';
+import { buildWarehouse } from '../warehouse/build.ts';
 import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
 import { loadModels, ModelError } from '../warehouse/models.ts';
+import { defaultSqlDirs } from '../warehouse/paths.ts';
 import { loadSqlTests, runWarehouseTests } from '../warehouse/test.ts';
 import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { type CompactionReport, compactLake } from './compact.ts';
@@ -116,7 +117,7 @@ async function runSteps(
 ): Promise<number> {
   let maxAge: MaxAge;
   let buildWaitSeconds: number;
-  const modelsDir = args.models ?? DEFAULT_MODELS_DIR;
+  const modelsDir = args.models ?? defaultSqlDirs().models;
   try {
     maxAge = parseMaxAge(args.maxAge ?? [], STREAM_NAMES);
     buildWaitSeconds =

@@ -72,7 +72,7 @@ export async function test(
   try {
     const report = await runWarehouseTests({
       ...lake,
-      modelsDir: args.models ?? 'sql/models',
+      ...(args.models !== undefined ? { modelsDir: args.models } : {}),
       ...(args.tests !== undefined ? { testsDir: args.tests } : {}),
       ...(args.select !== undefined ? { select: args.select } : {}),
       maxAge: parseMaxAge(args.maxAge ?? [], STREAM_NAMES),

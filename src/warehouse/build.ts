@@ -32,7 +32,7 @@ import { dataFilesOf, type LakeSources, lakeSources, withLake } from './lake-sou
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { deviceFailureCode, errnoReason } from './output.ts';
-import { buildLockOf, DEFAULT_MODELS_DIR, warehouseIn } from './paths.ts';
+import { buildLockOf, defaultSqlDirs, warehouseIn } from './paths.ts';
 import { forgetPrevious, keepAsPrevious, previousOf, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
@@ -111,7 +111,7 @@ export interface BuildResult {
 export async function buildWarehouse(options: BuildOptions): Promise<BuildResult> {
   const concurrency = options.concurrency ?? MODELS_AT_ONCE;
   checkLimit(concurrency, 'concurrency');
-  const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
+  const models = loadModels(options.modelsDir ?? defaultSqlDirs().models);
   const target = warehouseIn(options.localDir ?? options.dataDir);
   await mkdirDurable(dirname(target));
   // One build of a warehouse at a time: two would each swap their copy in, and the one that started

@@ -1,8 +1,30 @@
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-/** Where the warehouse and its models live, by default. */
+/** Where the warehouse lives in its directory. */
 export const WAREHOUSE_FILE = 'warehouse.duckdb';
+
+/** Where a project keeps its own models and SQL tests, relative to the working directory. */
 export const DEFAULT_MODELS_DIR = 'sql/models';
+export const DEFAULT_TESTS_DIR = 'sql/tests';
+
+/**
+ * The SQL avalake ships, beside its package.json: two folders up from this module both in the sources
+ * (src/warehouse) and in the built CLI (dist/cli).
+ */
+const SHIPPED_SQL = fileURLToPath(new URL('../../sql/', import.meta.url));
+
+/**
+ * The folders of the models and of the SQL tests when none is named: the working directory's, where a
+ * project keeps its own, else the ones avalake ships, so that an installed avalake builds from any
+ * directory (a cron line without a `cd`). Both come from the same place: the shipped tests are written
+ * for the shipped models.
+ */
+export function defaultSqlDirs(): { models: string; tests: string } {
+  if (existsSync(DEFAULT_MODELS_DIR)) return { models: DEFAULT_MODELS_DIR, tests: DEFAULT_TESTS_DIR };
+  return { models: join(SHIPPED_SQL, 'models'), tests: join(SHIPPED_SQL, 'tests') };
+}
 
 /** The warehouse built in `dir` (the data directory, or the local one beside an object-storage lake). */
 export const warehouseIn = (dir: string): string => resolve(dir, WAREHOUSE_FILE);

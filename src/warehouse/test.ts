@@ -12,11 +12,11 @@ import {
 } from './freshness.ts';
 import { uniqueKeyHolds } from './incremental.ts';
 import { checkFolder, identifiersOf, loadModels, type Model, selectModels } from './models.ts';
-import { DEFAULT_MODELS_DIR } from './paths.ts';
+import { DEFAULT_TESTS_DIR, defaultSqlDirs } from './paths.ts';
 import { QueryFailedError, type QueryResult, runQuery, warehouseObjects, withWarehouse } from './sql.ts';
 import { WarehouseUsageError } from './usage-error.ts';
 
-export const DEFAULT_TESTS_DIR = 'sql/tests';
+export { DEFAULT_TESTS_DIR };
 /** Offending rows printed per failing test; the count says how many there are in all. */
 export const SAMPLE_ROWS = 10;
 
@@ -119,9 +119,10 @@ const HELD = 'as the build recorded it: checked whole once, and each build since
  * skipped with the reason, never passed silently.
  */
 export async function runWarehouseTests(options: TestOptions): Promise<TestReport> {
-  const models = loadModels(options.modelsDir ?? DEFAULT_MODELS_DIR);
+  const defaults = defaultSqlDirs();
+  const models = loadModels(options.modelsDir ?? defaults.models);
   const selected = selectModels(models, options.select);
-  const sqlTests = loadSqlTests(options.testsDir ?? DEFAULT_TESTS_DIR, options.testsDir !== undefined);
+  const sqlTests = loadSqlTests(options.testsDir ?? defaults.tests, options.testsDir !== undefined);
   const outcomes: TestOutcome[] = [];
 
   // Day boundaries in the tests are UTC days, whatever the machine's zone (withDuckDB sets it).

@@ -52,11 +52,12 @@ export function launcherEnv(env: Readonly<Record<string, string>> = {}): NodeJS.
  * Runs `avalake ARGS` as a real process, as a user does (through the launcher; the environment plus `env`,
  * no colour), and collects its output. `fileSizeKiB` limits every file it writes (ulimit -f): a write past
  * it fails with EFBIG, as one on a full disk fails with ENOSPC, without a small file system to mount.
+ * `cwd` is its working directory (default the tests').
  */
 export function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  { fileSizeKiB }: { fileSizeKiB?: number } = {},
+  { fileSizeKiB, cwd }: { fileSizeKiB?: number; cwd?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const [command, commandArgs] =
@@ -66,6 +67,7 @@ export function runCli(
     const child = spawn(command, commandArgs, {
       env: launcherEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(cwd !== undefined ? { cwd } : {}),
     });
     let stdout = '';
     let stderr = '';
