@@ -49,6 +49,19 @@ snapshots as (
     group by all
 ),
 
+-- Each UTXO once for each of its owners (a projection's unnest: a lateral join to it costs seconds).
+owned as (
+    select
+        network,
+        chain,
+        asset_id,
+        amount_navax as amount,
+        created_at,
+        consumed_at,
+        unnest(addresses) as address
+    from utxos
+),
+
 -- The lake's UTXOs of those addresses unspent at the snapshot's time (created by then, not consumed by then).
 unspent_at_snapshot as (
     select
@@ -56,17 +69,16 @@ unspent_at_snapshot as (
         snapshots.address,
         snapshots.chain,
         snapshots.asset_id,
-        sum(utxos.amount_navax) as amount,
+        sum(owned.amount) as amount,
         count(*) as utxo_count
-    from utxos
-    cross join unnest(utxos.addresses) as owner(address)
+    from owned
     inner join snapshots
-        on utxos.network = snapshots.network
-        and owner.address = snapshots.address
-        and utxos.chain = snapshots.chain
-        and utxos.asset_id = snapshots.asset_id
-    where utxos.created_at <= snapshots.snapshot_at
-        and (utxos.consumed_at is null or utxos.consumed_at > snapshots.snapshot_at)
+        on owned.network = snapshots.network
+        and owned.address = snapshots.address
+        and owned.chain = snapshots.chain
+        and owned.asset_id = snapshots.asset_id
+    where owned.created_at <= snapshots.snapshot_at
+        and (owned.consumed_at is null or owned.consumed_at > snapshots.snapshot_at)
     group by all
 ),
 
