@@ -7,6 +7,7 @@ import {
   openLake,
   readLakeState,
 } from '../load/index.ts';
+import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn, unwritable } from './data-dir.ts';
@@ -78,15 +79,38 @@ export function formatCompaction(report: CompactionReport): string {
   const width = Math.max(...report.streams.map((s) => s.stream.length));
   const lines = report.streams.map(
     (s) =>
-      `${s.stream.padEnd(width)}  ${s.merged} files → ${s.written}  (${(s.bytes / 1024 / 1024).toFixed(1)} MiB rewritten)`,
+      `${s.stream.padEnd(width)}  ${
+        s.damaged
+          ? 'left as it was: a file is damaged'
+          : `${s.merged} files → ${s.written}  (${(s.bytes / 1024 / 1024).toFixed(1)} MiB rewritten)`
+      }`,
   );
-  lines.push(`compacted ${report.streams.length} streams in ${report.seconds.toFixed(1)}s`);
+  const compacted = report.streams.filter((s) => !s.damaged).length;
+  lines.push(`compacted ${compacted} streams in ${report.seconds.toFixed(1)}s`);
   return lines.join('\n');
+}
+
+/** The streams a compaction left as they were, each with why: a file of theirs is damaged. */
+export const damagedStreams = (report: CompactionReport): string[] =>
+  report.streams.flatMap((s) => (s.damaged ? [s.damaged] : []));
+
+/**
+ * A compaction stopped by its device (full, over quota, a file size limit) as one line: what it merged
+ * is committed or not at all, so the lake is whole either way. Undefined for any other failure.
+ */
+export function compactionDeviceFailure(error: unknown, dataDir: string): string | undefined {
+  const code = deviceFailureCode(error);
+  if (code === undefined) return undefined;
+  return (
+    `compacting the lake in ${dataDir} failed: ${errnoReason({ code })}; the lake is whole (a stream's ` +
+    'compaction commits all of it or nothing), and the next compaction continues once the device has room'
+  );
 }
 
 /**
  * `avalake compact`: exit 0, 2 for an unknown stream or a data directory with no lake or not writable,
- * 75 when another run holds the lock or another build the warehouse's, 1 for a damaged lake.
+ * 75 when another run holds the lock or another build the warehouse's, 1 for a damaged lake (the other
+ * streams compacted all the same) or a device with no room.
  */
 export async function compact(
   args: CompactArgs,
@@ -128,7 +152,9 @@ export async function compact(
       warehouseDir: localDir,
     });
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatCompaction(report)}\n`);
-    return EXIT.ok;
+    const damaged = damagedStreams(report);
+    for (const message of damaged) process.stderr.write(`avalake: ${message}\n`);
+    return damaged.length > 0 ? EXIT.failed : EXIT.ok;
   } catch (error) {
     const failed = lakeFailureExit(error);
     if (failed !== undefined) return failed;
@@ -136,6 +162,11 @@ export async function compact(
     if (refused) {
       process.stderr.write(`avalake: ${refused}\n`);
       return EXIT.usage;
+    }
+    const device = compactionDeviceFailure(error, dataDir);
+    if (device) {
+      process.stderr.write(`avalake: ${device}\n`);
+      return EXIT.failed;
     }
     throw error;
   }

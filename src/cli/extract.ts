@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract/config.ts';
 import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
@@ -174,6 +175,9 @@ export function outputOf(
 
 export const redactorOf = (config: ExtractConfig) => redactor(config.apiKey ? [config.apiKey] : []);
 
+/** Codes of a write refused by the file system's permissions or flags, not by its room. */
+const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST']);
+
 /** One extract run of a resolved configuration: its exit code, and its summary when it ran. */
 export async function extractWith(
   config: ExtractConfig,
@@ -226,12 +230,25 @@ export async function extractWith(
       process.stderr.write(`avalake: ${message}\n`);
       return { code: EXIT.failed, error: message, ...stopped };
     }
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EEXIST') {
-      process.stderr.write(
-        `avalake: the data directory ${config.dataDir} is not writable (${code}); choose another with --data-dir\n`,
-      );
-      return { code: EXIT.usage };
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    if (NOT_WRITABLE.has(code)) {
+      // A folder in the lake it may not write in (permissions changed by hand, an immutable flag) is
+      // named: the data directory itself may be writable, and another one would begin a new lake. The
+      // lake only creates, renames and deletes files, so the folder is what refused.
+      const at = (error as NodeJS.ErrnoException).path;
+      const folder = at && resolve(at) !== resolve(config.dataDir) ? dirname(at) : undefined;
+      if (thrown instanceof RunStoppedError) {
+        const message =
+          `writing in ${folder ?? config.dataDir} failed: ${errnoReason(error)}; what was committed to the ` +
+          `lake in ${config.dataDir} stays, and the next run continues from it once avalake may write there`;
+        process.stderr.write(`avalake: ${message}\n`);
+        return { code: EXIT.failed, error: message, ...stopped };
+      }
+      const message = folder
+        ? `cannot write in ${folder}, in the data directory ${config.dataDir}: ${errnoReason(error)}; make it writable`
+        : `the data directory ${config.dataDir} is not writable: ${errnoReason(error)}; make it writable, or choose another with --data-dir`;
+      process.stderr.write(`avalake: ${message}\n`);
+      return { code: EXIT.usage, error: message };
     }
     // Anything else is avalake's own fault: said so, with the stack to report it, and the run's summary
     // (--json's one object) still printed, so a scheduler's log says what happened.

@@ -10,7 +10,7 @@ import { loadModels, ModelError } from '../warehouse/models.ts';
 import { defaultSqlDirs } from '../warehouse/paths.ts';
 import { loadSqlTests, runWarehouseTests } from '../warehouse/test.ts';
 import { WarehouseUsageError } from '../warehouse/usage-error.ts';
-import { type CompactionReport, compactLake } from './compact.ts';
+import { type CompactionReport, compactionDeviceFailure, compactLake, damagedStreams } from './compact.ts';
 import { EXIT } from './exit.js';
 import {
   type ExtractArgs,
@@ -359,16 +359,24 @@ async function compactStep(config: ExtractConfig, report: RunReport, log: Logger
       ...catalogOf(config),
       warehouseDir: config.localDir,
     });
-    report.compact = { status: 'ok', seconds: since(started), streams: done.streams };
-    if (done.streams.length > 0)
+    const damaged = damagedStreams(done);
+    report.compact = {
+      status: damaged.length > 0 ? 'failed' : 'ok',
+      ...(damaged.length > 0 ? { reason: damaged.join('; ') } : {}),
+      seconds: since(started),
+      streams: done.streams,
+    };
+    // Not "the next run tries again": a damaged file stays so until someone restores it.
+    for (const message of damaged) log({ level: 'warn', msg: 'a stream was not compacted', error: message });
+    if (done.streams.length > damaged.length)
       log({
         msg: 'compacted',
-        streams: done.streams.length,
+        streams: done.streams.length - damaged.length,
         merged: done.streams.reduce((n, s) => n + s.merged, 0),
         seconds: report.compact.seconds,
       });
   } catch (error) {
-    const reason = (error as Error).message;
+    const reason = compactionDeviceFailure(error, dataDir) ?? (error as Error).message;
     if (error instanceof LockHeldError) {
       // Another run is building or extracting: its turn now, compaction's with a later run.
       report.compact = { status: 'not run', reason, seconds: since(started), streams: [] };

@@ -178,7 +178,11 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     });
     throw error;
   }
-  await lake.close();
+  // Closing writes too (the commit log's folds and states): a failure there stops a run whose partitions
+  // are committed, and the summary of what they committed is still the user's to see.
+  await lake.close().catch((closing: unknown) => {
+    throw new RunStoppedError({ ...summary, status: 'failed', error: (closing as Error).message }, closing);
+  });
   return summary;
 }
 

@@ -3,7 +3,7 @@ import { link, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CommitLog, CompactCommit, LiveFile, StreamState } from './commit.ts';
 import { fsyncDir, mkdirDurable } from './durable.ts';
-import { LakeCorruptError } from './errors.ts';
+import { LakeCorruptError, LakeFileDamagedError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import { mergeLakeFiles, mergeParquetFiles } from './merge.ts';
 import type { WrittenFile } from './parquet.ts';
@@ -45,6 +45,11 @@ export interface CompactionResult {
   written: number;
   /** Bytes rewritten (the inputs' size). */
   bytes: number;
+  /**
+   * Why the stream was left as it was: a file of it is missing or cut short (LakeFileDamagedError). The
+   * other streams are compacted all the same.
+   */
+  damaged?: string;
 }
 
 const tierOf = (bytes: number) =>
@@ -109,6 +114,11 @@ export async function compactStream(args: {
   const state = log.state(stream);
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
+  await checkInputs(
+    log.storage,
+    stream,
+    plan.groups.flatMap((g) => g.files),
+  );
   const seq = await log.allocateSeq(stream);
   const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
   const target = log.storage.remote
@@ -156,6 +166,17 @@ export async function compactStream(args: {
   return result;
 }
 
+/**
+ * The files a compaction merges, as the commit log records them: one missing or of another size (deleted
+ * or cut short by hand) is named, before DuckDB fails on it with words of its own.
+ */
+async function checkInputs(storage: LakeStorage, stream: string, files: readonly LiveFile[]) {
+  for (const file of files) {
+    const size = await storage.size(file.path);
+    if (size !== file.bytes) throw new LakeFileDamagedError(stream, file.path, file, size);
+  }
+}
+
 /** Where a compaction writes its merged files before its commit. */
 interface CompactionTarget {
   prepare(): Promise<void>;
@@ -193,7 +214,11 @@ function generationTarget(
       await rm(generation, { recursive: true, force: true });
       for (const file of state.files) {
         if (file.table !== 'data' || removed.has(file.path)) continue;
-        await link(inLake(file.path), await place(file.path));
+        await link(inLake(file.path), await place(file.path)).catch((error) => {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+            throw new LakeFileDamagedError(state.stream, file.path, file, undefined);
+          throw error;
+        });
       }
     },
     merge: async (sources, path) => mergeParquetFiles(sources.map(inLake), await place(path)),

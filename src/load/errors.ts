@@ -22,6 +22,29 @@ export class LakeCorruptError extends Error {
   }
 }
 
+/**
+ * A file the commit log names that the storage lacks, or holds at another size: deleted or cut short by
+ * hand, or a restore gone wrong. Its rows are not in the lake, and nothing rewrites them: said once, with
+ * what the log knows of the file, so that it can be restored.
+ */
+export class LakeFileDamagedError extends LakeCorruptError {
+  override name = 'LakeFileDamagedError';
+  constructor(
+    readonly stream: string,
+    path: string,
+    file: { bytes: number; sha256: string },
+    found: number | undefined,
+  ) {
+    const what = found === undefined ? 'is missing' : `has ${found} bytes`;
+    super(
+      `lake file ${path} of stream ${stream} ${what}, where the commit log records ${file.bytes} bytes ` +
+        `(sha256 ${file.sha256}): restore it from a backup; until then its rows are not in the lake, ` +
+        `and a build from scratch and the stream's compaction stop on it`,
+      path,
+    );
+  }
+}
+
 function describe(value: unknown): string {
   if (value === undefined) return 'undefined';
   const text = typeof value === 'bigint' ? `${value}n` : JSON.stringify(value);

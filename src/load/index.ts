@@ -20,7 +20,7 @@ export {
   ParquetEncodeError,
   type ParquetEncoder,
 } from './encoder.ts';
-export { LakeCorruptError, RecordTypeError } from './errors.ts';
+export { LakeCorruptError, LakeFileDamagedError, RecordTypeError } from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export {
   type Lake,

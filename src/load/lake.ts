@@ -16,6 +16,7 @@ import { markCatalogLake } from './commit-log-kind.ts';
 import { type CompactionResult, type CompactionStep, compactStream, planCompaction } from './compact.ts';
 import { mkdirDurable } from './durable.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
+import { LakeFileDamagedError } from './errors.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { checkLakeIdentity, ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
@@ -293,7 +294,13 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
           const state = log.state(stream);
           const plan = state && planCompaction(state, mode);
           if (!plan || plan.groups.length === 0) return undefined;
-          return compactStream({ paths, log, plan, runId, onStep: (step) => onStep?.(stream, step) });
+          return compactStream({ paths, log, plan, runId, onStep: (step) => onStep?.(stream, step) }).catch(
+            (error) => {
+              // One stream's damage is not the others': they are compacted, and it is reported.
+              if (!(error instanceof LakeFileDamagedError)) throw error;
+              return { stream, merged: 0, written: 0, bytes: 0, damaged: error.message };
+            },
+          );
         });
         if (result) results.push(result);
       }

@@ -113,18 +113,21 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
   checkLimit(concurrency, 'concurrency');
   const models = loadModels(options.modelsDir ?? defaultSqlDirs().models);
   const target = warehouseIn(options.localDir ?? options.dataDir);
-  await mkdirDurable(dirname(target));
-  // One build of a warehouse at a time: two would each swap their copy in, and the one that started
-  // first, from an older lake, could land last. Holding the lock also tells that a copy left aside is a
-  // killed build's, so it is deleted instead of filling the disk run after run.
-  const lock = await acquireLock(buildLockOf(target), options.lock);
   try {
-    await removeCopiesAside(target);
-    return await buildAside(options, models, target, concurrency);
+    await mkdirDurable(dirname(target));
+    // One build of a warehouse at a time: two would each swap their copy in, and the one that started
+    // first, from an older lake, could land last. Holding the lock also tells that a copy left aside is a
+    // killed build's, so it is deleted instead of filling the disk run after run.
+    const lock = await acquireLock(buildLockOf(target), options.lock);
+    try {
+      await removeCopiesAside(target);
+      return await buildAside(options, models, target, concurrency);
+    } finally {
+      await lock.release();
+    }
   } catch (error) {
+    // The lock's file too: a device with no room for it has none for the build.
     throw deviceFailure(error, dirname(target)) ?? error;
-  } finally {
-    await lock.release();
   }
 }
 

@@ -52,18 +52,21 @@ export function launcherEnv(env: Readonly<Record<string, string>> = {}): NodeJS.
  * Runs `avalake ARGS` as a real process, as a user does (through the launcher; the environment plus `env`,
  * no colour), and collects its output. `fileSizeKiB` limits every file it writes (ulimit -f): a write past
  * it fails with EFBIG, as one on a full disk fails with ENOSPC, without a small file system to mount.
- * `cwd` is its working directory (default the tests').
+ * `cwd` is its working directory (default the tests'). `asNobody` runs it as the user nobody when the tests
+ * run as root, for whom permissions refuse nothing (the files it reads and writes must be nobody's).
  */
 export function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  { fileSizeKiB, cwd }: { fileSizeKiB?: number; cwd?: string } = {},
+  { fileSizeKiB, cwd, asNobody }: { fileSizeKiB?: number; cwd?: string; asNobody?: boolean } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
     const [command, commandArgs] =
-      fileSizeKiB === undefined
-        ? [LAUNCHER, args]
-        : ['sh', ['-c', `ulimit -f ${fileSizeKiB} && exec "$0" "$@"`, LAUNCHER, ...args]];
+      fileSizeKiB !== undefined
+        ? ['sh', ['-c', `ulimit -f ${fileSizeKiB} && exec "$0" "$@"`, LAUNCHER, ...args]]
+        : asNobody && process.getuid?.() === 0
+          ? ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', LAUNCHER, ...args]]
+          : [LAUNCHER, args];
     const child = spawn(command, commandArgs, {
       env: launcherEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
