@@ -30,7 +30,8 @@ export interface BudgetOptions {
 
 /** Safety margin after a reset: the server's window boundary and ours are not the same instant. */
 const RESET_MARGIN_MS = 250;
-const DEFAULT_MAX_WAIT_MS = 5 * 60_000;
+/** The longest a run waits for a host's allowance; a longer wait is a spent quota, and ends the run. */
+export const DEFAULT_MAX_WAIT_MS = 5 * 60_000;
 
 interface Policy {
   limit: number;
@@ -56,6 +57,9 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
 
   let known = false;
+  // An answer came without the headers: this host does not tell its allowance (api-surfaces.md does not
+  // promise them, and a gateway may strip them), so the pipeline's concurrency alone sets the pace.
+  let untold = false;
   let limit: number | undefined;
   let remaining = 0;
   let resetAt = 0;
@@ -72,7 +76,7 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
       for (;;) {
         // Until the first answer tells the allowance, send one request at a time.
         if (!known) {
-          if (inFlight === 0) break;
+          if (inFlight === 0 || untold) break;
           await sleep(20, signal);
           continue;
         }
@@ -107,6 +111,7 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
       const headerReset = num(headers['ratelimit-reset']);
       if (headerLimit === undefined || headerRemaining === undefined || headerReset === undefined) {
         // A 429 without ratelimit headers (a proxy, an injected fault) says nothing about the window.
+        if (status !== 429) untold = true;
         return;
       }
       const newResetAt = now() + headerReset * 1000;

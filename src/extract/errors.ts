@@ -78,12 +78,15 @@ export class QuotaExhaustedError extends Error {
   override name = 'QuotaExhaustedError';
   constructor(
     readonly host: string,
-    readonly limitCu: number,
+    /** Undefined where the host only said to wait (a 429's `retry-after`, no `ratelimit-*` headers). */
+    readonly limitCu: number | undefined,
     readonly windowSeconds: number | undefined,
     readonly resetsAt: Date,
   ) {
     super(
-      `the ${describeWindow(windowSeconds)} compute-unit quota of ${host} (${limitCu} CUs) is spent; it resets at ${resetsAt.toISOString()}`,
+      limitCu === undefined
+        ? `${host} answers 429 and asks to wait until ${resetsAt.toISOString()}: its quota is spent`
+        : `the ${describeWindow(windowSeconds)} compute-unit quota of ${host} (${limitCu} CUs) is spent; it resets at ${resetsAt.toISOString()}`,
     );
   }
 }
@@ -106,7 +109,7 @@ export class DeadHostError extends Error {
   constructor(
     /** `scheme://host:port`, never a path or query (nor a key: keys travel in headers). */
     readonly origin: string,
-    /** The connection error's code: ECONNREFUSED, ENOTFOUND, EAI_AGAIN, a TLS or certificate code. */
+    /** The connection error's code: ECONNREFUSED, ENOTFOUND, EAI_AGAIN, a TLS or certificate code, a timeout. */
     readonly code: string,
     readonly attempts: number,
     readonly seconds: number,
@@ -141,6 +144,20 @@ const REFUSED_OR_UNRESOLVED = new Set([
  * would cost. Not a connection that gets no answer: a slow service at a run's start is not a dead one.
  */
 const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * A request that got no whole answer in the time allowed: connected, then nothing (a hung service, a
+ * proxy holding the connection), or a body that stalled or trickled past the request's deadline. It
+ * counts toward a dead host only where the host never answered this run, and over more attempts and a
+ * longer span than a refusal (the fetcher's DEAD_HOST_TIMEOUTS): a service slow at a run's start gets a
+ * minute and more to answer once.
+ */
+export function timeoutOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && NO_ANSWER.has(code) ? code : undefined;
+}
+
+const NO_ANSWER = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'AVALAKE_REQUEST_DEADLINE']);
 
 /**
  * The code of an error that happened before the host answered anything: refused, unresolved, unroutable,
@@ -181,6 +198,12 @@ function describeConnectionFailure(code: string): { what: string; advice: string
     return {
       what: `no connection within the time allowed, ${code}`,
       advice: 'is the host up, is the URL right, and does a firewall let the connection through?',
+    };
+  if (NO_ANSWER.has(code))
+    return {
+      what: `connected, but no whole answer within the time allowed, ${code}`,
+      advice:
+        'is the service answering (a hung service or proxy accepts and never answers), and is the URL right?',
     };
   return { what: `no route to the host, ${code}`, advice };
 }

@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
-import type { RateBudget } from './budget.ts';
+import { DEFAULT_MAX_WAIT_MS, type RateBudget } from './budget.ts';
 import {
   connectionFailureOf,
   DeadHostError,
@@ -7,8 +7,9 @@ import {
   QuotaExhaustedError,
   type RequestLocation,
   RetryableError,
+  timeoutOf,
 } from './errors.ts';
-import type { HttpClient, HttpRequest } from './http.ts';
+import type { HttpAnswer, HttpClient, HttpRequest } from './http.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 
 /** Attempts after the first before a request counts as failed (the run then exits 1, checkpoints kept). */
@@ -25,6 +26,14 @@ export const DEFAULT_429_DELAY_MS = 1_000;
  */
 export const DEAD_HOST_ATTEMPTS = 4;
 export const DEAD_HOST_AFTER_MS = 4_000;
+/**
+ * Requests that connected and got no whole answer in time (errors.ts, timeoutOf) declare a host dead
+ * too, where it never answered this run: this many, over at least DEAD_HOST_TIMEOUTS_AFTER_MS. At the
+ * read timeout of 30 s that is a minute or two, where the full retry policy cost every partition of a
+ * hung service about five minutes, one after another.
+ */
+export const DEAD_HOST_TIMEOUTS = 6;
+export const DEAD_HOST_TIMEOUTS_AFTER_MS = 60_000;
 
 /** What the final statuses mean for the user, and what to do about them. */
 const FINAL_ADVICE: Record<number, string> = {
@@ -52,6 +61,8 @@ export interface FetcherOptions {
   sleep?: (ms: number, ...signals: (AbortSignal | undefined)[]) => Promise<void>;
   deadHostAttempts?: number;
   deadHostAfterMs?: number;
+  deadHostTimeouts?: number;
+  deadHostTimeoutsAfterMs?: number;
   now?: () => number;
 }
 
@@ -61,6 +72,8 @@ interface OriginHealth {
   answered: boolean;
   failures: number;
   firstFailureAt: number;
+  timeouts: number;
+  firstTimeoutAt: number;
   dead?: DeadHostError;
   /** Aborted with the DeadHostError: ends every wait of a request to this origin at once. */
   down: AbortController;
@@ -79,24 +92,43 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   const now = options.now ?? Date.now;
   const deadAttempts = options.deadHostAttempts ?? DEAD_HOST_ATTEMPTS;
   const deadAfterMs = options.deadHostAfterMs ?? DEAD_HOST_AFTER_MS;
+  const deadTimeouts = options.deadHostTimeouts ?? DEAD_HOST_TIMEOUTS;
+  const deadTimeoutsAfterMs = options.deadHostTimeoutsAfterMs ?? DEAD_HOST_TIMEOUTS_AFTER_MS;
   const health = new Map<string, OriginHealth>();
   const healthOf = (origin: string) => {
     let h = health.get(origin);
     if (!h) {
-      h = { answered: false, failures: 0, firstFailureAt: 0, down: new AbortController() };
+      h = {
+        answered: false,
+        failures: 0,
+        firstFailureAt: 0,
+        timeouts: 0,
+        firstTimeoutAt: 0,
+        down: new AbortController(),
+      };
       health.set(origin, h);
     }
     return h;
   };
-  /** Counts a failed connection; returns the host's DeadHostError once it has earned one. */
+  /** Counts a failed connection or a request unanswered; returns the host's DeadHostError once it has earned one. */
   const connectionFailed = (origin: string, h: OriginHealth, error: unknown) => {
-    const code = connectionFailureOf(error);
-    if (h.dead || h.answered || code === undefined) return h.dead;
-    if (h.failures++ === 0) h.firstFailureAt = now();
-    const spanMs = now() - h.firstFailureAt;
-    if (h.failures >= deadAttempts && spanMs >= deadAfterMs) {
-      h.dead = new DeadHostError(origin, code, h.failures, spanMs / 1000, { cause: error });
+    if (h.dead || h.answered) return h.dead;
+    const declare = (code: string, attempts: number, since: number) => {
+      const spanMs = now() - since;
+      h.dead = new DeadHostError(origin, code, attempts, spanMs / 1000, { cause: error });
       h.down.abort(h.dead);
+    };
+    const code = connectionFailureOf(error);
+    if (code !== undefined) {
+      if (h.failures++ === 0) h.firstFailureAt = now();
+      if (h.failures >= deadAttempts && now() - h.firstFailureAt >= deadAfterMs)
+        declare(code, h.failures, h.firstFailureAt);
+    }
+    const timeout = timeoutOf(error);
+    if (timeout !== undefined) {
+      if (h.timeouts++ === 0) h.firstTimeoutAt = now();
+      if (h.timeouts >= deadTimeouts && now() - h.firstTimeoutAt >= deadTimeoutsAfterMs)
+        declare(timeout, h.timeouts, h.firstTimeoutAt);
     }
     return h.dead;
   };
@@ -122,10 +154,15 @@ export function createFetcher(options: FetcherOptions): Fetcher {
               cause: error,
             }),
           );
+        // An answer past any page's size fails the same way every time.
+        if ((error as { code?: unknown }).code === 'AVALAKE_ANSWER_TOO_LARGE')
+          throw new AbortError(new FinalError((error as Error).message, at, undefined, { cause: error }));
         const dead = connectionFailed(origin, host, error);
         if (dead) throw new AbortError(dead);
         throw new RetryableError(
-          `connection to ${origin} failed (${(error as Error).message}): is the service up, and is the URL in the pipeline or --base-url/--metrics-url/--node-url right?`,
+          host.answered
+            ? `the answer from ${origin} did not come whole (${(error as Error).message})`
+            : `connection to ${origin} failed (${(error as Error).message}): is the service up, and is the URL in the pipeline or --base-url/--metrics-url/--node-url right?`,
           at,
           {},
           { cause: error },
@@ -138,7 +175,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         if (error instanceof QuotaExhaustedError) throw new AbortError(error);
         throw error;
       }
-      const body = classify(answer, at);
+      const body = classifyOrStop(answer, at, origin);
       const date = Date.parse(answer.headers.date ?? '');
       if (!Number.isNaN(date)) request.onDate?.(date);
       return body;
@@ -174,6 +211,25 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       throw error instanceof AbortError ? error.originalError : error;
     });
   };
+}
+
+/**
+ * classify, where a 429 that asks for a wait longer than the budget ever waits (retry-after of hours,
+ * no `ratelimit-*` headers to tell the budget) is a spent quota: the run ends cleanly, as the budget ends
+ * it, instead of sleeping for hours while holding the data directory's lock.
+ */
+function classifyOrStop(answer: HttpAnswer, at: RequestLocation, origin: string) {
+  try {
+    return classify(answer, at);
+  } catch (error) {
+    const waitMs =
+      error instanceof RetryableError && error.detail.status === 429 ? error.detail.retryAfterMs : 0;
+    if (waitMs !== undefined && waitMs > DEFAULT_MAX_WAIT_MS)
+      throw new AbortError(
+        new QuotaExhaustedError(origin, undefined, undefined, new Date(Date.now() + waitMs)),
+      );
+    throw error;
+  }
 }
 
 function classify(

@@ -32,6 +32,35 @@ export interface HttpOptions {
   connectTimeoutMs?: number;
   /** Time to the first byte of headers, and between body chunks. */
   readTimeoutMs?: number;
+  /** The longest a request may take in all, its body included (default REQUEST_DEADLINE_MS). */
+  requestDeadlineMs?: number;
+  /** The largest answer read (default MAX_ANSWER_BYTES). */
+  maxAnswerBytes?: number;
+}
+
+/**
+ * The longest one request may take, from its start to the answer's last byte. The read timeout alone
+ * never ends a body that trickles in (a byte every few seconds): an answer of 40 KB would take hours,
+ * and the run holds the data directory's lock all the while.
+ */
+export const REQUEST_DEADLINE_MS = 120_000;
+
+/**
+ * The largest answer read. A page of the services is tens of kilobytes and the node's largest answers a
+ * few megabytes; past this it is not an answer to read (a misrouted download, a server gone wrong), and
+ * holding it would take the memory the extract is held to.
+ */
+export const MAX_ANSWER_BYTES = 64 * 2 ** 20;
+
+/** A request the client ended itself: over its deadline (retryable), or an answer too large (final). */
+export class AnswerStoppedError extends Error {
+  override name = 'AnswerStoppedError';
+  constructor(
+    readonly code: 'AVALAKE_REQUEST_DEADLINE' | 'AVALAKE_ANSWER_TOO_LARGE',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -96,13 +125,20 @@ export function createHttpClient(options: HttpOptions): HttpClient {
         headers['x-data-api-key'] = options.apiKey;
         headers['x-glacier-api-key'] = options.apiKey;
       }
-      return dispatchForText(poolFor(u.origin), {
-        path: `${u.pathname}${u.search}`,
-        method,
-        headers,
-        ...(body !== undefined ? { body } : {}),
-        ...(signal ? { signal } : {}),
-      });
+      return dispatchForText(
+        poolFor(u.origin),
+        {
+          path: `${u.pathname}${u.search}`,
+          method,
+          headers,
+          ...(body !== undefined ? { body } : {}),
+          ...(signal ? { signal } : {}),
+        },
+        {
+          deadlineMs: options.requestDeadlineMs ?? REQUEST_DEADLINE_MS,
+          maxBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES,
+        },
+      );
     },
     async close() {
       await Promise.all([...pools.values()].map((p) => p.close()));
@@ -118,6 +154,7 @@ export function createHttpClient(options: HttpOptions): HttpClient {
 function dispatchForText(
   pool: Dispatcher,
   request: Dispatcher.DispatchOptions & { signal?: AbortSignal },
+  limits: { deadlineMs: number; maxBytes: number },
 ): Promise<HttpAnswer> {
   const { signal } = request;
   if (signal?.aborted) return Promise.reject(signal.reason);
@@ -125,15 +162,28 @@ function dispatchForText(
     let status = 0;
     let flat: Record<string, string | undefined> = {};
     const chunks: Buffer[] = [];
+    let bytes = 0;
     let onAbort: (() => void) | undefined;
+    let deadline: NodeJS.Timeout | undefined;
     const settled = () => {
       if (onAbort) signal?.removeEventListener('abort', onAbort);
+      clearTimeout(deadline);
     };
     pool.dispatch(request, {
       onRequestStart(controller) {
-        if (!signal) return;
         // It starts once a connection is free: the signal may have aborted while it waited for one.
-        if (signal.aborted) return controller.abort(signal.reason);
+        if (signal?.aborted) return controller.abort(signal.reason);
+        deadline = setTimeout(
+          () =>
+            controller.abort(
+              new AnswerStoppedError(
+                'AVALAKE_REQUEST_DEADLINE',
+                `no whole answer within ${limits.deadlineMs / 1000} s`,
+              ),
+            ),
+          limits.deadlineMs,
+        );
+        if (!signal) return;
         onAbort = () => controller.abort(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
       },
@@ -144,7 +194,15 @@ function dispatchForText(
         flat = {};
         for (const [k, v] of Object.entries(headers)) flat[k] = Array.isArray(v) ? v.join(', ') : v;
       },
-      onResponseData(_controller, chunk) {
+      onResponseData(controller, chunk) {
+        bytes += chunk.length;
+        if (bytes > limits.maxBytes)
+          return controller.abort(
+            new AnswerStoppedError(
+              'AVALAKE_ANSWER_TOO_LARGE',
+              `the answer is larger than ${limits.maxBytes / 2 ** 20} MiB, more than any page of the services`,
+            ),
+          );
         chunks.push(chunk);
       },
       onResponseEnd() {

@@ -208,6 +208,23 @@ describe('rate budget', () => {
     expect(waits[0]).toBeGreaterThanOrEqual(30_000);
   });
 
+  it('goes at the pipeline’s concurrency once an answer comes without the headers, one at a time before', async () => {
+    const budget = createRateBudget({
+      host: 'h',
+      now: () => 0,
+      sleep: async () => {
+        throw new Error('waited');
+      },
+    });
+    await budget.acquire(100);
+    // The first answer is not back: the next request waits for what it will tell.
+    await expect(budget.acquire(100)).rejects.toThrow('waited');
+    budget.settle(100, 200, {});
+    await budget.acquire(100);
+    await budget.acquire(100);
+    await budget.acquire(100);
+  });
+
   it('ends with a quota error naming the window when the reset is hours away', async () => {
     const budget = createRateBudget({ host: 'data-api', now: () => 0, sleep: async () => {} });
     await budget.acquire(100);
@@ -382,6 +399,98 @@ describe('unreachable hosts', () => {
     ['reset by peer', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), undefined],
   ])('counts a %s error as a connection failure: %s', (_name, error, code) => {
     expect(connectionFailureOf(error)).toBe(code);
+  });
+});
+
+describe('hung services and outsized answers', () => {
+  const timeout = () =>
+    Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+  /** An HTTP client whose answers are scripted per call: an error to throw, or an answer. */
+  const scripted = (steps: (Error | { status: number; text: string })[]) => ({
+    sends: 0,
+    async send() {
+      const step = steps[Math.min(this.sends++, steps.length - 1)] as
+        | Error
+        | { status: number; text: string };
+      if (step instanceof Error) throw step;
+      return { ...step, headers: {} };
+    },
+    async close() {},
+  });
+
+  it('declares a host dead once requests to it time out again and again and it never answered', async () => {
+    let t = 0;
+    const client = scripted([timeout()]);
+    const f = createFetcher({
+      http: client,
+      deadHostTimeouts: 3,
+      deadHostTimeoutsAfterMs: 60_000,
+      now: () => t,
+      sleep: async () => {
+        t += 30_000;
+      },
+    });
+    const error = await f({ url: 'http://hung.test/v1/x', cost: 0, at: { stream: 's' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DeadHostError);
+    expect((error as DeadHostError).code).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect((error as Error).message).toMatch(
+      /^connection to http:\/\/hung\.test failed \(connected, but no whole answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; 3 attempts in 60\.0 s, none answered\): is the service answering/,
+    );
+    // Three attempts, not the nine of the retry policy; the next request fails at once.
+    expect(client.sends).toBe(3);
+    await expect(f({ url: 'http://hung.test/v1/y', cost: 0, at: {} })).rejects.toBe(error);
+    expect(client.sends).toBe(3);
+  });
+
+  it('keeps the full retry policy for timeouts from a host that answered this run', async () => {
+    const client = scripted([{ status: 200, text: '{"ok":true}' }, timeout()]);
+    const f = createFetcher({
+      http: client,
+      deadHostTimeouts: 2,
+      deadHostTimeoutsAfterMs: 0,
+      sleep: async () => {},
+    });
+    expect(await f({ url: 'http://slow.test/a', cost: 0, at: {} })).toEqual({ ok: true });
+    const error = await f({ url: 'http://slow.test/b', cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as Error).message).toBe(
+      'the answer from http://slow.test did not come whole (Headers Timeout Error) (GET http://slow.test/b)',
+    );
+    expect(client.sends).toBe(1 + 9);
+  });
+
+  it('fails an answer over the size limit at once, without retrying it', async () => {
+    const tooLarge = Object.assign(
+      new Error('the answer is larger than 64 MiB, more than any page of the services'),
+      {
+        code: 'AVALAKE_ANSWER_TOO_LARGE',
+      },
+    );
+    const client = scripted([tooLarge]);
+    const f = createFetcher({ http: client, sleep: async () => {} });
+    const error = await f({ url: 'http://big.test/v1/x', cost: 0, at: { stream: 'metrics' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(FinalError);
+    expect((error as Error).message).toContain('the answer is larger than 64 MiB');
+    expect((error as Error).message).toContain('GET http://big.test/v1/x');
+    expect(client.sends).toBe(1);
+  });
+
+  it('ends the run as a spent quota when a 429 asks to wait longer than the budget ever waits', async () => {
+    const waits: number[] = [];
+    scripts.set('/v1/hours', [(_q, r) => reply(r, 429, { message: 'quota' }, { 'retry-after': '7200' })]);
+    const f = createFetcher({ http, sleep: async (ms) => void waits.push(ms) });
+    const error = await f({ url: `${base}/v1/hours`, cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QuotaExhaustedError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^${base.replace(/\./g, '\\.')} answers 429 and asks to wait until \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z: its quota is spent$`,
+      ),
+    );
+    expect(waits).toEqual([]);
   });
 });
 

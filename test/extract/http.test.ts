@@ -26,6 +26,25 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')]));
   },
+  // A valid answer that trickles in, a few bytes every 20 ms: never idle long enough for the read timeout.
+  '/drip': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const text = JSON.stringify({ padding: 'x'.repeat(400) });
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || at >= text.length) {
+        clearInterval(timer);
+        res.end();
+        return;
+      }
+      res.write(text.slice(at, at + 4));
+      at += 4;
+    }, 20);
+  },
+  '/large': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ padding: 'x'.repeat(200_000) }));
+  },
   '/later': (_req, res) => {
     res.writeHead(429, { 'retry-after': '3' });
     res.end('{"message":"slow down"}');
@@ -77,6 +96,28 @@ describe('the HTTP client', () => {
     // Aborted before it is sent: refused at once.
     await expect(http.send({ url: `${origin}/split`, signal: stop.signal })).rejects.toBe(reason);
     await http.close();
+  });
+
+  it('ends a request whose answer trickles past its deadline, and one larger than the answer limit', async () => {
+    const http = createHttpClient({
+      userAgent: 'avalake/test',
+      requestDeadlineMs: 300,
+      maxAnswerBytes: 100_000,
+    });
+    const started = Date.now();
+    const late = await http.send({ url: `${origin}/drip` }).catch((e: unknown) => e);
+    expect(late).toMatchObject({ code: 'AVALAKE_REQUEST_DEADLINE', message: 'no whole answer within 0.3 s' });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    const large = await http.send({ url: `${origin}/large` }).catch((e: unknown) => e);
+    expect(large).toMatchObject({ code: 'AVALAKE_ANSWER_TOO_LARGE' });
+    expect((large as Error).message).toMatch(
+      /^the answer is larger than [\d.]+ MiB, more than any page of the services$/,
+    );
+    // Within the limits, the same client reads both whole.
+    const roomy = createHttpClient({ userAgent: 'avalake/test' });
+    expect(JSON.parse((await roomy.send({ url: `${origin}/drip` })).text).padding).toHaveLength(400);
+    expect(JSON.parse((await roomy.send({ url: `${origin}/large` })).text).padding).toHaveLength(200_000);
+    await Promise.all([http.close(), roomy.close()]);
   });
 
   it('gives up a request aborted while it waited for a connection, when one frees', async () => {
