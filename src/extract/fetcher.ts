@@ -242,7 +242,7 @@ function classify(
       return JSON.parse(answer.text) as unknown;
     } catch (cause) {
       throw new RetryableError(
-        `the answer was not complete JSON (${answer.text.length} bytes)`,
+        `the answer was not complete JSON (${describeBody(answer)})`,
         at,
         { status },
         { cause },
@@ -256,8 +256,11 @@ function classify(
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     });
   }
-  if (status >= 500 || status === 408) throw new RetryableError(`server error ${status}`, at, { status });
   const serverMessage = messageOf(answer.text);
+  if (status >= 500 || status === 408)
+    throw new RetryableError(`server error ${status}${serverMessage ? `: ${serverMessage}` : ''}`, at, {
+      status,
+    });
   const advice = FINAL_ADVICE[status] ?? `unexpected status ${status}`;
   throw new FinalError(`${advice}${serverMessage ? `: ${serverMessage}` : ''}`, at, status);
 }
@@ -272,6 +275,24 @@ export function retryAfterOf(
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * What an answer that is not JSON was: its size, and what the server said it is (a gateway's HTML page,
+ * a compressed body avalake never asked for), with its start when it is text.
+ */
+function describeBody(answer: HttpAnswer): string {
+  const type = answer.headers['content-type'];
+  const encoding = answer.headers['content-encoding'];
+  const parts = [`${answer.text.length} bytes`];
+  if (encoding && encoding !== 'identity')
+    parts.push(`content-encoding ${encoding}, which avalake does not ask for`);
+  else {
+    if (type) parts.push(type);
+    const start = answer.text.trim().slice(0, 80).replace(/\s+/g, ' ');
+    if (start) parts.push(`starting ${JSON.stringify(start)}`);
+  }
+  return parts.join(', ');
 }
 
 function messageOf(text: string): string | undefined {

@@ -79,6 +79,35 @@ describe('fetcher', () => {
     expect(await fetcher({ url: `${base}/truncated`, cost: 0, at: {} })).toEqual({ items: [9] });
   });
 
+  it('says what an answer that is not JSON was, and what a server error said', async () => {
+    const once = createFetcher({ http, retries: 0, sleep: async () => {} });
+    const failure = (path: string) =>
+      once({ url: `${base}${path}`, cost: 0, at: {} }).then(
+        () => 'answered',
+        (e: unknown) => (e as Error).message,
+      );
+    scripts.set('/html', [
+      (_q, r) => {
+        r.writeHead(200, { 'content-type': 'text/html' });
+        r.end('<html>\n  <body>Service temporarily down for maintenance</body></html>');
+      },
+    ]);
+    expect(await failure('/html')).toBe(
+      `the answer was not complete JSON (69 bytes, text/html, starting "<html> <body>Service temporarily down for maintenance</body></html>") (GET ${base}/html)`,
+    );
+    scripts.set('/gzip', [
+      (_q, r) => {
+        r.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        r.end(Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0]));
+      },
+    ]);
+    expect(await failure('/gzip')).toMatch(/content-encoding gzip, which avalake does not ask for\)/);
+    scripts.set('/maintenance', [(_q, r) => reply(r, 503, { message: 'down for maintenance until 14:00' })]);
+    expect(await failure('/maintenance')).toBe(
+      `server error 503: down for maintenance until 14:00 (GET ${base}/maintenance)`,
+    );
+  });
+
   it('waits as retry-after says on 429, in seconds or as a date', async () => {
     const inTwoSeconds = new Date(Date.now() + 2000).toUTCString();
     scripts.set('/limited', [
