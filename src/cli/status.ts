@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
   isObjectStorage,
@@ -64,8 +65,23 @@ export interface LakeStatus {
    */
   buildingBy: LockStanding | null;
   partitions: PartitionStanding[];
+  /**
+   * Committed files missing from a local lake, or of another size than the commit log records (deleted
+   * or cut short by hand, a restore gone wrong): their rows are not in the lake. Not looked for on object
+   * storage, where it would cost a request a file.
+   */
+  damaged: DamagedFile[];
   /** With a catalog: its workers, live or gone, and the partitions each holds. */
   workers?: WorkerStanding[];
+}
+
+export interface DamagedFile {
+  stream: string;
+  /** Lake-relative, as the commit log names it. */
+  path: string;
+  bytes: number;
+  /** Its size on disk; null when it is missing. */
+  foundBytes: number | null;
 }
 
 /** How far a commit may be dated ahead of this host's clock before status says the clocks disagree. */
@@ -77,7 +93,8 @@ const CLOCK_SLACK_SECONDS = 60;
  */
 export async function readStatus(dataDir: string, now = Date.now(), catalog?: string): Promise<LakeStatus> {
   const partitions: PartitionStanding[] = [];
-  for (const [stream, state] of await readLakeState(dataDir, catalog)) {
+  const states = await readLakeState(dataDir, catalog);
+  for (const [stream, state] of states) {
     for (const p of state.partitions.values()) {
       const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
       const stampedAhead = Math.round(((newestStampOf(p) ?? now) - now) / 1000);
@@ -119,8 +136,34 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
       ? null
       : ((await readLockStanding(buildLockOf(warehouseIn(dataDir)))) ?? null),
     partitions,
+    damaged: isObjectStorage(dataDir) ? [] : await damagedFiles(dataDir, states, catalog),
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
+}
+
+/**
+ * Every committed file of a local lake checked against the commit log's size for it: one stat a file.
+ * Status reads without the lock, so a compaction may delete files it merged between the state's read and
+ * the stat: a file found wanting counts only if the state read again still names it.
+ */
+async function damagedFiles(
+  dataDir: string,
+  states: Awaited<ReturnType<typeof readLakeState>>,
+  catalog: string | undefined,
+): Promise<DamagedFile[]> {
+  const { lakeDir } = lakePaths(dataDir);
+  const check = async (currently: Awaited<ReturnType<typeof readLakeState>>) => {
+    const damaged: DamagedFile[] = [];
+    for (const [stream, state] of currently)
+      for (const file of state.files) {
+        const found = await stat(join(lakeDir, ...file.path.split('/'))).catch(() => undefined);
+        if (found?.size !== file.bytes)
+          damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: found?.size ?? null });
+      }
+    return damaged;
+  };
+  const first = await check(states);
+  return first.length === 0 ? first : check(await readLakeState(dataDir, catalog));
 }
 
 /** `chain=43114 address=0x7a…9f3c`: the partition's keys but the network, long values shortened. */
@@ -244,6 +287,11 @@ export function formatStatus(status: LakeStatus): string {
           "a record's versions) until the clock catches up; keep the clocks of the hosts that run avalake right (NTP)",
       );
   }
+  for (const d of status.damaged)
+    lines.push(
+      `damaged: lake file ${d.path} of stream ${d.stream} ${d.foundBytes === null ? 'is missing' : `has ${d.foundBytes} bytes`}, ` +
+        `where the commit log records ${d.bytes}: restore it from a backup (its rows are not in the lake)`,
+    );
   if (status.lockedBy) lines.push(lockLine('a run holds the data directory', 'run', status.lockedBy));
   if (status.buildingBy) lines.push(lockLine('a build holds the warehouse', 'build', status.buildingBy));
   const live = status.workers?.filter((w) => w.live) ?? [];
@@ -258,7 +306,8 @@ export function formatStatus(status: LakeStatus): string {
 
 /**
  * The whole command, returning its exit code. A missing data directory is not an error: nothing was
- * extracted yet (exit 0, and `extracted: false` in JSON); a path that is not a directory is (exit 2).
+ * extracted yet (exit 0, and `extracted: false` in JSON); a path that is not a directory is (exit 2); a
+ * damaged lake file is a failure (exit 1), after the status that names it.
  */
 export async function status(
   args: StatusArgs,
@@ -292,5 +341,5 @@ export async function status(
     throw error;
   }
   process.stdout.write(`${args.json ? JSON.stringify(result, null, 2) : formatStatus(result)}\n`);
-  return EXIT.ok;
+  return result.damaged.length > 0 ? EXIT.failed : EXIT.ok;
 }

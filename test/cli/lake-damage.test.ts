@@ -39,7 +39,7 @@ const dataFiles = async (dataDir: string, stream: string): Promise<LiveFile[]> =
   ((await readLakeState(dataDir)).get(stream)?.files ?? []).filter((f) => f.table === 'data');
 
 describe('a lake file deleted or cut short by hand', () => {
-  it('compact names it, leaves its stream as it was, compacts the others, and exits 1', async () => {
+  it('status and compact name it; compact leaves its stream as it was, compacts the others, and exits 1', async () => {
     const w = await twoDays();
     // Two streams with files to merge: one loses a file, the other has one cut short.
     const streams: string[] = [];
@@ -56,6 +56,19 @@ describe('a lake file deleted or cut short by hand', () => {
       [missingIn]: await dataFiles(w.dataDir, missingIn),
       [cutIn]: await dataFiles(w.dataDir, cutIn),
     };
+
+    // status finds both (exit 1), naming each with what the commit log records.
+    const standing = await runCli(['status', '--data-dir', w.dataDir, '--json']);
+    expect(standing.code, standing.stderr).toBe(1);
+    expect((JSON.parse(standing.stdout) as { damaged: unknown[] }).damaged).toEqual(
+      expect.arrayContaining([
+        { stream: missingIn, path: missing.path, bytes: missing.bytes, foundBytes: null },
+        { stream: cutIn, path: cut.path, bytes: cut.bytes, foundBytes: 1000 },
+      ]),
+    );
+    expect((await runCli(['status', '--data-dir', w.dataDir])).stdout).toContain(
+      `damaged: lake file ${missing.path} of stream ${missingIn} is missing, where the commit log records ${missing.bytes}: restore it from a backup`,
+    );
 
     const result = await runCli(['compact', '--data-dir', w.dataDir, '--json']);
     expect(result.code, result.stderr).toBe(1);

@@ -82,6 +82,7 @@ describe('avalake status', () => {
       lockedBy: null,
       buildingBy: null,
       partitions: [],
+      damaged: [],
     });
   });
 
