@@ -74,7 +74,7 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
   return {
     async acquire(cost, signal) {
       for (;;) {
-        // Until the first answer tells the allowance, send one request at a time.
+        // Until the first answer tells the allowance (or tells there is none), one request at a time.
         if (!known) {
           if (inFlight === 0 || untold) break;
           await sleep(20, signal);
@@ -111,7 +111,7 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
       const headerReset = num(headers['ratelimit-reset']);
       if (headerLimit === undefined || headerRemaining === undefined || headerReset === undefined) {
         // A 429 without ratelimit headers (a proxy, an injected fault) says nothing about the window.
-        if (status !== 429) untold = true;
+        if (isAnswerOfItsOwn(status)) untold = true;
         return;
       }
       const newResetAt = now() + headerReset * 1000;
@@ -131,6 +131,13 @@ export function createRateBudget(options: BudgetOptions): RateBudget {
     stats: () => ({ waitedMs, ...(limit !== undefined ? { limit, remaining } : {}) }),
   };
 }
+
+/**
+ * Whether an answer without `ratelimit-*` headers tells that its host does not send them: one the host
+ * gave (2xx-4xx), not a failure to connect (status 0), a gateway's 5xx or a 429, which may come from a
+ * proxy in front of a host that does.
+ */
+export const isAnswerOfItsOwn = (status: number): boolean => status >= 200 && status < 500 && status !== 429;
 
 /** A header's number; undefined when absent or not a number. */
 export const num = (v: string | undefined): number | undefined => {

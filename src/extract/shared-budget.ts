@@ -1,11 +1,10 @@
 import type { SharedAllowance } from '../load/index.ts';
-import { num, parsePolicy, type RateBudget } from './budget.ts';
+import { DEFAULT_MAX_WAIT_MS, isAnswerOfItsOwn, num, parsePolicy, type RateBudget } from './budget.ts';
 import { QuotaExhaustedError } from './errors.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 
 /** As in budget.ts: the server's window boundary and the catalog's are not the same instant. */
 const RESET_MARGIN_MS = 250;
-const DEFAULT_MAX_WAIT_MS = 5 * 60_000;
 
 export interface SharedBudgetOptions {
   host: string;
@@ -20,13 +19,15 @@ export interface SharedBudgetOptions {
  * The rate budget of a worker that shares a catalog with others: every request takes its compute units
  * from the catalog's count for the host (one window for all workers), and every answer's `ratelimit-*`
  * headers correct that count. Until the first answer tells the allowance, a worker sends one request at
- * a time, as the local budget does.
+ * a time, as the local budget does; a host whose answers carry no such headers is paced by the
+ * pipeline's concurrency alone.
  */
 export function createSharedBudget(options: SharedBudgetOptions): RateBudget {
   const { host, allowance } = options;
   const sleep = options.sleep ?? abortableSleep;
   const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   let probing = false;
+  let untold = false;
   let waitedMs = 0;
   let limit: number | undefined;
   // Reports go out in order, so an older answer never overwrites a newer one.
@@ -38,7 +39,7 @@ export function createSharedBudget(options: SharedBudgetOptions): RateBudget {
         const take = await allowance.take(host, cost);
         if (take.kind === 'taken') return;
         if (take.kind === 'unknown') {
-          if (!probing) {
+          if (!probing || untold) {
             probing = true;
             return;
           }
@@ -60,7 +61,10 @@ export function createSharedBudget(options: SharedBudgetOptions): RateBudget {
       const remaining = num(headers['ratelimit-remaining']);
       const resetSeconds = num(headers['ratelimit-reset']);
       // A 429 without ratelimit headers (a proxy, an injected fault) says nothing about the window.
-      if (headerLimit === undefined || remaining === undefined || resetSeconds === undefined) return;
+      if (headerLimit === undefined || remaining === undefined || resetSeconds === undefined) {
+        if (isAnswerOfItsOwn(status)) untold = true;
+        return;
+      }
       limit = headerLimit;
       const windowSeconds =
         parsePolicy(headers['ratelimit-policy']).find((p) => p.limit === headerLimit)?.windowSeconds ??

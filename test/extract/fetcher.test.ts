@@ -237,23 +237,6 @@ describe('rate budget', () => {
     expect(waits[0]).toBeGreaterThanOrEqual(30_000);
   });
 
-  it('goes at the pipeline’s concurrency once an answer comes without the headers, one at a time before', async () => {
-    const budget = createRateBudget({
-      host: 'h',
-      now: () => 0,
-      sleep: async () => {
-        throw new Error('waited');
-      },
-    });
-    await budget.acquire(100);
-    // The first answer is not back: the next request waits for what it will tell.
-    await expect(budget.acquire(100)).rejects.toThrow('waited');
-    budget.settle(100, 200, {});
-    await budget.acquire(100);
-    await budget.acquire(100);
-    await budget.acquire(100);
-  });
-
   it('ends with a quota error naming the window when the reset is hours away', async () => {
     const budget = createRateBudget({ host: 'data-api', now: () => 0, sleep: async () => {} });
     await budget.acquire(100);

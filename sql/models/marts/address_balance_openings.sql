@@ -1,4 +1,4 @@
--- description: What each configured address held before the lake's UTXO history begins, by chain and asset: the newest balances snapshot less the lake's UTXOs unspent at its time. It opens address_balances_daily's series.
+-- description: What each configured address held before the lake's UTXO history begins, by chain and asset: the newest balances snapshot less the lake's unspent UTXOs. It opens address_balances_daily's series.
 -- unique: network, address, chain, asset_id
 -- not_null: network, address, chain, asset_id, opening_amount, opening_utxos
 -- compare_to_last: true
@@ -6,20 +6,20 @@
 -- column: address: a configured address, without its chain prefix
 -- column: chain: p-chain or x-chain
 -- column: asset_id: the asset (AVAX's id for AVAX)
--- column: opening_amount: the snapshot's balance less the lake's UTXOs unspent at the snapshot's time, in the asset's smallest unit: UTXOs created before the pipeline's `start` and still unspent (zero where the lake holds the whole history)
+-- column: opening_amount: the snapshot's balance less the lake's unspent UTXOs, in the asset's smallest unit: UTXOs created before the pipeline's `start` and still unspent (zero where the lake holds the whole history)
 -- column: opening_utxos: how many UTXOs make up opening_amount
 --
 -- optional: stg_primary_balances (network varchar, chain varchar, address varchar, as_of varchar, category varchar, asset_id varchar, amount decimal(38, 0), utxo_count bigint, snapshot_at timestamptz)
 --
 -- A pipeline's `start` leaves older UTXOs out of the lake, and those still unspent are part of the
 -- balance. The balances snapshot (as the API gives them, every category, atomic memory included) holds
--- them; the lake's own UTXOs unspent at the snapshot's time are taken off. Without that stream there is
+-- them; the lake's own unspent UTXOs are taken off. Without that stream there is
 -- no row, and the series is the UTXOs alone.
 --
 -- Built whole every build (the snapshot is confirmed every run, so its time moves), and compared with
 -- the last build's rows: while the openings are the same, address_balances_daily is kept. The
--- snapshot's time is therefore not a column. A UTXO created between the run's UTXO read and its
--- balances read is in the snapshot only, and counts here until the next run reads it.
+-- snapshot's time is therefore not a column. A UTXO created or spent between a run's UTXO read and its
+-- balances read is in one of the two only: the opening is off by it until the next run reads it.
 with balances as (
     select * from stg_primary_balances
 ),
@@ -42,7 +42,6 @@ snapshots as (
         chain,
         regexp_replace(address, '^[PX]-', '') as address,
         asset_id,
-        any_value(snapshot_at) as snapshot_at,
         sum(amount) as amount,
         sum(utxo_count) as utxo_count
     from newest_balances
@@ -56,14 +55,15 @@ owned as (
         chain,
         asset_id,
         amount_navax as amount,
-        created_at,
         consumed_at,
         unnest(addresses) as address
     from utxos
 ),
 
--- The lake's UTXOs of those addresses unspent at the snapshot's time (created by then, not consumed by then).
-unspent_at_snapshot as (
+-- The lake's UTXOs of those addresses unspent as far as the lake knows. Not "at the snapshot's time":
+-- snapshot_at is when avalake's run began, by its own clock, not when the balances were read, and the
+-- run reads the UTXOs and the balances within minutes of each other.
+unspent_in_lake as (
     select
         snapshots.network,
         snapshots.address,
@@ -77,8 +77,7 @@ unspent_at_snapshot as (
         and owned.address = snapshots.address
         and owned.chain = snapshots.chain
         and owned.asset_id = snapshots.asset_id
-    where owned.created_at <= snapshots.snapshot_at
-        and (owned.consumed_at is null or owned.consumed_at > snapshots.snapshot_at)
+    where owned.consumed_at is null
     group by all
 ),
 
@@ -88,14 +87,14 @@ final as (
         snapshots.address,
         snapshots.chain,
         snapshots.asset_id,
-        snapshots.amount - coalesce(unspent_at_snapshot.amount, 0) as opening_amount,
-        cast(snapshots.utxo_count - coalesce(unspent_at_snapshot.utxo_count, 0) as bigint) as opening_utxos
+        snapshots.amount - coalesce(unspent_in_lake.amount, 0) as opening_amount,
+        cast(snapshots.utxo_count - coalesce(unspent_in_lake.utxo_count, 0) as bigint) as opening_utxos
     from snapshots
-    left join unspent_at_snapshot
-        on snapshots.network = unspent_at_snapshot.network
-        and snapshots.address = unspent_at_snapshot.address
-        and snapshots.chain = unspent_at_snapshot.chain
-        and snapshots.asset_id = unspent_at_snapshot.asset_id
+    left join unspent_in_lake
+        on snapshots.network = unspent_in_lake.network
+        and snapshots.address = unspent_in_lake.address
+        and snapshots.chain = unspent_in_lake.chain
+        and snapshots.asset_id = unspent_in_lake.asset_id
 )
 
 select * from final
