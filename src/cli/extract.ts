@@ -282,5 +282,5 @@ export function unreachableMessage(
       return `${s.what} ${config.pipeline.urls[name]} (set by ${s.flag}, ${s.env} or "urls.${name}" in ${config.pipelinePath})`;
     });
   const where = uses.length > 0 ? ` It is ${uses.join(' and ')}.` : '';
-  return `${host.error}${where} The run stopped; checkpoints are kept.`;
+  return `${host.error}${where} Its partitions failed, the other hosts' went on; checkpoints are kept.`;
 }

@@ -84,7 +84,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const retries = new Map<string, number>();
     const fetcher = options.fetcher ?? retryingFetcher(options, retries, log, progress);
     const budgetFor = budgetsOf(lake, options, log);
-    // A quota, an unreachable host or an interrupt stops every partition; each commits what it has.
+    // A quota or an interrupt stops every partition; each commits what it has.
     const stop = new AbortController();
     const onAbort = () => stop.abort(options.signal?.reason ?? new Error('interrupted'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -125,12 +125,12 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           quota = summary.cause as QuotaExhaustedError;
           stop.abort(quota);
         }
-        // A host that never answers fails every partition it serves: stop the run instead of walking them all.
+        // A host that never answers fails every partition it serves, each at its first request (the
+        // fetcher refuses to wait on it again), and fails the run; the partitions of the other hosts go on,
+        // so that one service down does not keep the rest of the lake from moving.
         const dead = summary.cause;
-        if (dead instanceof DeadHostError && !unreachable.some((u) => u.origin === dead.origin)) {
+        if (dead instanceof DeadHostError && !unreachable.some((u) => u.origin === dead.origin))
           unreachable.push({ origin: dead.origin, error: dead.message });
-          stop.abort(dead);
-        }
         // A key the service refuses fails the run, not a part of it: a key revoked or mistyped must not
         // pass for the partial run a scheduler may accept (exit 3). Its other partitions are refused at
         // their first request; those of keyless sources (the node's RPC) go on.

@@ -139,6 +139,43 @@ describe('a host that never answers', () => {
   });
 });
 
+it('the partitions of the other hosts go on and commit while one host is unreachable: exit 1', async () => {
+  // The node's answers two seconds each: its partitions are still walking when the Data API host is
+  // declared dead (4 refusals over 4 s), and must not be stopped by it.
+  const slow = await startEmulator({ faults: 'slow=1:2000' });
+  try {
+    const w = workspace();
+    const out = await run({
+      pipeline: w.goodPath,
+      dataDir: w.dataDir,
+      baseUrl: closed,
+      metricsUrl: closed,
+      nodeUrl: `${slow.url}/fuji`,
+      json: true,
+    });
+    expect(out.code, out.stderr).toBe(1);
+    const summary = JSON.parse(out.stdout) as {
+      status: string;
+      unreachable: { origin: string }[];
+      partitions: { stream: string; status: string; rows: number }[];
+    };
+    expect(summary.status).toBe('failed');
+    expect(summary.unreachable.map((u) => u.origin)).toEqual([closed]);
+    // Every partition of the plan was walked: the dead host's failed, the node's done with their rows.
+    const twin = workspace();
+    const good = await run({ pipeline: twin.goodPath, dataDir: twin.dataDir, json: true });
+    const planned = (JSON.parse(good.stdout) as { partitions: unknown[] }).partitions.length;
+    expect(summary.partitions).toHaveLength(planned);
+    const done = summary.partitions.filter((p) => p.status === 'done');
+    expect(done.length + summary.partitions.filter((p) => p.status === 'failed').length).toBe(planned);
+    expect(done.length).toBeGreaterThan(0);
+    expect(done.reduce((n, p) => n + p.rows, 0)).toBeGreaterThan(0);
+    expect(messages(out.stderr)[0]).toContain("Its partitions failed, the other hosts' went on");
+  } finally {
+    await slow.close();
+  }
+}, 120_000);
+
 describe('a flapping host', () => {
   it('that drops a fifth of its connections and answers 503 to a tenth of the rest still gets every record: exit 0', async () => {
     const flapping = await startEmulator({ faults: 'reset=0.2,503=0.1' });
