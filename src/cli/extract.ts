@@ -234,9 +234,11 @@ export async function extractWith(
     if (NOT_WRITABLE.has(code)) {
       // A folder in the lake it may not write in (permissions changed by hand, an immutable flag) is
       // named: the data directory itself may be writable, and another one would begin a new lake. The
-      // lake only creates, renames and deletes files, so the folder is what refused.
-      const at = (error as NodeJS.ErrnoException).path;
-      const folder = at && resolve(at) !== resolve(config.dataDir) ? dirname(at) : undefined;
+      // lake only creates, renames and deletes files, so a folder is what refused: the file's, or for a
+      // rename either of the two.
+      const { path, dest } = error as NodeJS.ErrnoException & { dest?: string };
+      const folders = [...new Set([path, dest].flatMap((p) => (p ? [resolve(dirname(p))] : [])))];
+      const folder = folders.some((f) => f !== resolve(config.dataDir)) ? folders.join(' or ') : undefined;
       if (thrown instanceof RunStoppedError) {
         const message =
           `writing in ${folder ?? config.dataDir} failed: ${errnoReason(error)}; what was committed to the ` +

@@ -7,7 +7,7 @@ import { LockHeldError, partitionId } from '../load/index.ts';
 import { buildWarehouse } from '../warehouse/build.ts';
 import { type MaxAge, parseDuration, parseMaxAge } from '../warehouse/freshness.ts';
 import { loadModels, ModelError } from '../warehouse/models.ts';
-import { defaultSqlDirs } from '../warehouse/paths.ts';
+import { defaultModelsDir } from '../warehouse/paths.ts';
 import { loadSqlTests, runWarehouseTests } from '../warehouse/test.ts';
 import { WarehouseUsageError } from '../warehouse/usage-error.ts';
 import { type CompactionReport, compactionDeviceFailure, compactLake, damagedStreams } from './compact.ts';
@@ -117,7 +117,7 @@ async function runSteps(
 ): Promise<number> {
   let maxAge: MaxAge;
   let buildWaitSeconds: number;
-  const modelsDir = args.models ?? defaultSqlDirs().models;
+  const modelsDir = args.models ?? defaultModelsDir();
   try {
     maxAge = parseMaxAge(args.maxAge ?? [], STREAM_NAMES);
     buildWaitSeconds =

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
   isObjectStorage,
@@ -151,14 +151,17 @@ async function damagedFiles(
   states: Awaited<ReturnType<typeof readLakeState>>,
   catalog: string | undefined,
 ): Promise<DamagedFile[]> {
-  const { lakeDir } = lakePaths(dataDir);
+  const { lakeDir, stagingDir } = lakePaths(dataDir);
   const check = async (currently: Awaited<ReturnType<typeof readLakeState>>) => {
     const damaged: DamagedFile[] = [];
     for (const [stream, state] of currently)
       for (const file of state.files) {
         const found = await stat(join(lakeDir, ...file.path.split('/'))).catch(() => undefined);
-        if (found?.size !== file.bytes)
-          damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: found?.size ?? null });
+        if (found?.size === file.bytes) continue;
+        // Committed by a writer of a shared catalog, and not moved in yet: not damaged.
+        const staged = join(stagingDir(stream), basename(file.path));
+        if (!found && (await stat(staged).catch(() => undefined))) continue;
+        damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: found?.size ?? null });
       }
     return damaged;
   };

@@ -116,8 +116,9 @@ export class DeadHostError extends Error {
     options?: { cause?: unknown },
   ) {
     const { what, advice } = describeConnectionFailure(code);
+    const subject = NO_ANSWER.has(code) ? 'requests to' : 'connection to';
     super(
-      `connection to ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered): ${advice}`,
+      `${subject} ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered): ${advice}`,
       options,
     );
   }
@@ -141,7 +142,7 @@ const REFUSED_OR_UNRESOLVED = new Set([
  * No connection within the time allowed (a firewall dropping packets, no host at that address). It counts
  * toward a dead host like a refusal, only where the host never answered this run (see the fetcher), and
  * over as many attempts: at 10 s each, most of a minute rather than the hour of full retries a black hole
- * would cost. Not a connection that gets no answer: a slow service at a run's start is not a dead one.
+ * would cost. A connection that gets no answer counts too, but by a rule of its own (timeoutOf).
  */
 const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT']);
 

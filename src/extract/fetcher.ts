@@ -63,6 +63,8 @@ export interface FetcherOptions {
   deadHostAfterMs?: number;
   deadHostTimeouts?: number;
   deadHostTimeoutsAfterMs?: number;
+  /** The longest wait a 429 may ask for before it counts as a spent quota (the budget's, DEFAULT_MAX_WAIT_MS). */
+  maxRateWaitMs?: number;
   now?: () => number;
 }
 
@@ -94,6 +96,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   const deadAfterMs = options.deadHostAfterMs ?? DEAD_HOST_AFTER_MS;
   const deadTimeouts = options.deadHostTimeouts ?? DEAD_HOST_TIMEOUTS;
   const deadTimeoutsAfterMs = options.deadHostTimeoutsAfterMs ?? DEAD_HOST_TIMEOUTS_AFTER_MS;
+  const maxRateWaitMs = options.maxRateWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const health = new Map<string, OriginHealth>();
   const healthOf = (origin: string) => {
     let h = health.get(origin);
@@ -175,7 +178,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         if (error instanceof QuotaExhaustedError) throw new AbortError(error);
         throw error;
       }
-      const body = classifyOrStop(answer, at, origin);
+      const body = classifyOrStop(answer, at, origin, maxRateWaitMs);
       const date = Date.parse(answer.headers.date ?? '');
       if (!Number.isNaN(date)) request.onDate?.(date);
       return body;
@@ -218,13 +221,13 @@ export function createFetcher(options: FetcherOptions): Fetcher {
  * no `ratelimit-*` headers to tell the budget) is a spent quota: the run ends cleanly, as the budget ends
  * it, instead of sleeping for hours while holding the data directory's lock.
  */
-function classifyOrStop(answer: HttpAnswer, at: RequestLocation, origin: string) {
+function classifyOrStop(answer: HttpAnswer, at: RequestLocation, origin: string, maxWaitMs: number) {
   try {
     return classify(answer, at);
   } catch (error) {
     const waitMs =
       error instanceof RetryableError && error.detail.status === 429 ? error.detail.retryAfterMs : 0;
-    if (waitMs !== undefined && waitMs > DEFAULT_MAX_WAIT_MS)
+    if (waitMs !== undefined && waitMs > maxWaitMs)
       throw new AbortError(
         new QuotaExhaustedError(origin, undefined, undefined, new Date(Date.now() + waitMs)),
       );

@@ -237,6 +237,7 @@ function retryingFetcher(
   return createFetcher({
     http: options.http,
     ...(options.retries !== undefined ? { retries: options.retries } : {}),
+    ...(options.maxRateWaitMs ? { maxRateWaitMs: options.maxRateWaitMs } : {}),
     log: (event) => {
       const key = `${event.stream}\n${event.partition}`;
       retries.set(key, (retries.get(key) ?? 0) + 1);

@@ -7,7 +7,8 @@ import { LakeCorruptError, LakeFileDamagedError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import { mergeLakeFiles, mergeParquetFiles } from './merge.ts';
 import type { WrittenFile } from './parquet.ts';
-import { folderOf, type LakeStorage, stagedPath } from './storage.ts';
+import { baseName } from './recovery.ts';
+import { eachLimited, folderOf, type LakeStorage, stagedPath } from './storage.ts';
 
 /**
  * Compaction: the small files of a folder are merged into larger ones, as a commit of its own. The
@@ -114,11 +115,14 @@ export async function compactStream(args: {
   const state = log.state(stream);
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
-  await checkInputs(
-    log.storage,
-    stream,
-    plan.groups.flatMap((g) => g.files),
-  );
+  if (
+    !(await inputsReady(
+      log.storage,
+      stream,
+      plan.groups.flatMap((g) => g.files),
+    ))
+  )
+    return result;
   const seq = await log.allocateSeq(stream);
   const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
   const target = log.storage.remote
@@ -168,13 +172,28 @@ export async function compactStream(args: {
 
 /**
  * The files a compaction merges, as the commit log records them: one missing or of another size (deleted
- * or cut short by hand) is named, before DuckDB fails on it with words of its own.
+ * or cut short by hand) is named, before DuckDB fails on it with words of its own. One still in staging
+ * is not damaged: a writer of a shared catalog committed it and has not moved it in yet (or died, and
+ * the recovery after its lease moves it), so the stream waits for a later compaction (false).
  */
-async function checkInputs(storage: LakeStorage, stream: string, files: readonly LiveFile[]) {
-  for (const file of files) {
-    const size = await storage.size(file.path);
-    if (size !== file.bytes) throw new LakeFileDamagedError(stream, file.path, file, size);
+async function inputsReady(
+  storage: LakeStorage,
+  stream: string,
+  files: readonly LiveFile[],
+): Promise<boolean> {
+  const sizes = new Array<number | undefined>(files.length);
+  // Sizes of objects in a bucket are a request each: several at once, as transfers go.
+  await eachLimited(files.length, storage.remote ? 8 : 1, async (i) => {
+    sizes[i] = await storage.size((files[i] as LiveFile).path);
+  });
+  for (const [i, file] of files.entries()) {
+    const size = sizes[i];
+    if (size === file.bytes) continue;
+    if (size === undefined && (await storage.size(stagedPath(stream, baseName(file.path)))) !== undefined)
+      return false;
+    throw new LakeFileDamagedError(stream, file.path, file, size);
   }
+  return true;
 }
 
 /** Where a compaction writes its merged files before its commit. */

@@ -19,7 +19,8 @@ export async function writeDurable(path: string, bytes: Uint8Array): Promise<voi
     await handle.sync();
   } catch (error) {
     await handle.close().catch(() => undefined);
-    await rm(path, { force: true });
+    // What stopped the write is the error to see, not a failure to tidy after it.
+    await rm(path, { force: true }).catch(() => undefined);
     throw error;
   }
   await handle.close();

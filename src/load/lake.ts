@@ -302,7 +302,8 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
             },
           );
         });
-        if (result) results.push(result);
+        // Merged nothing (its inputs not all moved in yet) and not damaged: nothing to report.
+        if (result && (result.merged > 0 || result.damaged)) results.push(result);
       }
       // Maintenance time: the commit log is folded too, however few records it has; compacting
       // everything also moves the streams' pending snapshot confirmations to a file.

@@ -32,7 +32,7 @@ import { dataFilesOf, type LakeSources, lakeSources, withLake } from './lake-sou
 import { mirrorLake } from './mirror.ts';
 import { buildOrder, isOptionalFor, loadModels, type Model, selectModels } from './models.ts';
 import { deviceFailureCode, errnoReason } from './output.ts';
-import { buildLockOf, defaultSqlDirs, warehouseIn } from './paths.ts';
+import { buildLockOf, defaultModelsDir, warehouseIn } from './paths.ts';
 import { forgetPrevious, keepAsPrevious, previousOf, startAside } from './previous.ts';
 import { checkLimit, runScheduled } from './schedule.ts';
 import { warehouseObjects } from './sql.ts';
@@ -111,7 +111,7 @@ export interface BuildResult {
 export async function buildWarehouse(options: BuildOptions): Promise<BuildResult> {
   const concurrency = options.concurrency ?? MODELS_AT_ONCE;
   checkLimit(concurrency, 'concurrency');
-  const models = loadModels(options.modelsDir ?? defaultSqlDirs().models);
+  const models = loadModels(options.modelsDir ?? defaultModelsDir());
   const target = warehouseIn(options.localDir ?? options.dataDir);
   try {
     await mkdirDurable(dirname(target));

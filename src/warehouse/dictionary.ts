@@ -1,6 +1,6 @@
 import { quoteIdent } from './duckdb.ts';
 import { isOptionalFor, loadModels, type Model } from './models.ts';
-import { defaultSqlDirs } from './paths.ts';
+import { defaultModelsDir } from './paths.ts';
 import { runQuery, warehouseObjects, withWarehouse } from './sql.ts';
 
 export const DICTIONARY_PATH = 'docs/data-dictionary.md';
@@ -25,7 +25,7 @@ const LAYER_ORDER = ['staging', 'marts'];
  * checked for drift.
  */
 export async function generateDictionary(options: DictionaryOptions): Promise<Dictionary> {
-  const modelsDir = options.modelsDir ?? defaultSqlDirs().models;
+  const modelsDir = options.modelsDir ?? defaultModelsDir();
   const models = loadModels(modelsDir);
   const problems: string[] = [];
   const described = new Map<string, { column: string; type: string }[]>();

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Where the warehouse lives in its directory. */
@@ -16,15 +16,18 @@ export const DEFAULT_TESTS_DIR = 'sql/tests';
 const SHIPPED_SQL = fileURLToPath(new URL('../../sql/', import.meta.url));
 
 /**
- * The folders of the models and of the SQL tests when none is named: the working directory's, where a
- * project keeps its own, else the ones avalake ships, so that an installed avalake builds from any
- * directory (a cron line without a `cd`). Both come from the same place: the shipped tests are written
- * for the shipped models.
+ * The models' folder when none is named: the working directory's, where a project keeps its own, else the
+ * ones avalake ships, so that an installed avalake builds from any directory (a cron line without a `cd`).
  */
-export function defaultSqlDirs(): { models: string; tests: string } {
-  if (existsSync(DEFAULT_MODELS_DIR)) return { models: DEFAULT_MODELS_DIR, tests: DEFAULT_TESTS_DIR };
-  return { models: join(SHIPPED_SQL, 'models'), tests: join(SHIPPED_SQL, 'tests') };
+export function defaultModelsDir(): string {
+  return existsSync(DEFAULT_MODELS_DIR) ? DEFAULT_MODELS_DIR : join(SHIPPED_SQL, 'models');
 }
+
+/**
+ * The SQL tests' folder when none is named: `tests` beside the models' folder (sql/models, sql/tests), so
+ * that tests are those written for the models they check, shipped or a project's own.
+ */
+export const testsBeside = (modelsDir: string): string => join(dirname(modelsDir), 'tests');
 
 /** The warehouse built in `dir` (the data directory, or the local one beside an object-storage lake). */
 export const warehouseIn = (dir: string): string => resolve(dir, WAREHOUSE_FILE);

@@ -12,7 +12,7 @@ import {
 } from './freshness.ts';
 import { uniqueKeyHolds } from './incremental.ts';
 import { checkFolder, identifiersOf, loadModels, type Model, selectModels } from './models.ts';
-import { DEFAULT_TESTS_DIR, defaultSqlDirs } from './paths.ts';
+import { DEFAULT_TESTS_DIR, defaultModelsDir, testsBeside } from './paths.ts';
 import { QueryFailedError, type QueryResult, runQuery, warehouseObjects, withWarehouse } from './sql.ts';
 import { WarehouseUsageError } from './usage-error.ts';
 
@@ -119,10 +119,10 @@ const HELD = 'as the build recorded it: checked whole once, and each build since
  * skipped with the reason, never passed silently.
  */
 export async function runWarehouseTests(options: TestOptions): Promise<TestReport> {
-  const defaults = defaultSqlDirs();
-  const models = loadModels(options.modelsDir ?? defaults.models);
+  const modelsDir = options.modelsDir ?? defaultModelsDir();
+  const models = loadModels(modelsDir);
   const selected = selectModels(models, options.select);
-  const sqlTests = loadSqlTests(options.testsDir ?? defaults.tests, options.testsDir !== undefined);
+  const sqlTests = loadSqlTests(options.testsDir ?? testsBeside(modelsDir), options.testsDir !== undefined);
   const outcomes: TestOutcome[] = [];
 
   // Day boundaries in the tests are UTC days, whatever the machine's zone (withDuckDB sets it).

@@ -1,7 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, truncateSync, unlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  truncateSync,
+  unlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { type LiveFile, readLakeState } from '../../src/load/index.ts';
@@ -69,6 +77,17 @@ describe('a lake file deleted or cut short by hand', () => {
     expect((await runCli(['status', '--data-dir', w.dataDir])).stdout).toContain(
       `damaged: lake file ${missing.path} of stream ${missingIn} is missing, where the commit log records ${missing.bytes}: restore it from a backup`,
     );
+
+    // A committed file still in staging (a catalog's writer has not moved it in yet) is not damage.
+    const [waiting] = (await dataFiles(w.dataDir, streams[2] as string)) as [LiveFile];
+    const staged = join(w.dataDir, 'lake', '_staging', streams[2] as string, basename(waiting.path));
+    mkdirSync(dirname(staged), { recursive: true });
+    renameSync(join(w.dataDir, 'lake', waiting.path), staged);
+    const withStaged = JSON.parse((await runCli(['status', '--data-dir', w.dataDir, '--json'])).stdout) as {
+      damaged: { path: string }[];
+    };
+    expect(withStaged.damaged.map((d) => d.path).sort()).toEqual([missing.path, cut.path].sort());
+    renameSync(staged, join(w.dataDir, 'lake', waiting.path));
 
     const result = await runCli(['compact', '--data-dir', w.dataDir, '--json']);
     expect(result.code, result.stderr).toBe(1);

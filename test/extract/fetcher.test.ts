@@ -448,7 +448,7 @@ describe('hung services and outsized answers', () => {
     expect(error).toBeInstanceOf(DeadHostError);
     expect((error as DeadHostError).code).toBe('UND_ERR_HEADERS_TIMEOUT');
     expect((error as Error).message).toMatch(
-      /^connection to http:\/\/hung\.test failed \(connected, but no whole answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; 3 attempts in 60\.0 s, none answered\): is the service answering/,
+      /^requests to http:\/\/hung\.test failed \(connected, but no whole answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; 3 attempts in 60\.0 s, none answered\): is the service answering/,
     );
     // Three attempts, not the nine of the retry policy; the next request fails at once.
     expect(client.sends).toBe(3);

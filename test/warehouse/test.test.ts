@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { test as testCommand } from '../../src/cli/test.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -24,6 +24,8 @@ import { CORE_STREAMS } from '../helpers/truth.ts';
 
 const STAGING = join(mkdtempSync(join(tmpdir(), 'avalake-models-')), 'models');
 cpSync('sql/models/staging', join(STAGING, 'staging'), { recursive: true });
+// The SQL tests beside them, where `avalake test` looks for them.
+cpSync('sql/tests', join(dirname(STAGING), 'tests'), { recursive: true });
 // The core streams (what the marts read); the other staging models are skipped for want of data.
 const STREAMS = CORE_STREAMS.join(',');
 // stg_icm_messages is left out: its `not_null: sent_at` fails on delivered_source_not_indexed messages.
