@@ -80,4 +80,6 @@ it(`loses and duplicates nothing when the writer is SIGKILLed ${KILLS} times`, a
   } finally {
     await l.close();
   }
-});
+  // Up to 40 writers, each a process that loads its modules: 20 s on a quiet machine, three times that
+  // and more while other test files use both cores.
+}, 240_000);
