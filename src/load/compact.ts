@@ -115,14 +115,8 @@ export async function compactStream(args: {
   const state = log.state(stream);
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
-  if (
-    !(await inputsReady(
-      log.storage,
-      stream,
-      plan.groups.flatMap((g) => g.files),
-    ))
-  )
-    return result;
+  const inputs = plan.groups.flatMap((g) => g.files);
+  if (!(await inputsReady(log.storage, stream, inputs))) return result;
   const seq = await log.allocateSeq(stream);
   const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
   const target = log.storage.remote
