@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
 import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
+  committedFileSize,
+  diskStorage,
   isObjectStorage,
   LakeCorruptError,
   type LockStanding,
@@ -151,17 +152,14 @@ async function damagedFiles(
   states: Awaited<ReturnType<typeof readLakeState>>,
   catalog: string | undefined,
 ): Promise<DamagedFile[]> {
-  const { lakeDir, stagingDir } = lakePaths(dataDir);
+  const storage = diskStorage(lakePaths(dataDir).lakeDir);
   const check = async (currently: Awaited<ReturnType<typeof readLakeState>>) => {
     const damaged: DamagedFile[] = [];
     for (const [stream, state] of currently)
       for (const file of state.files) {
-        const found = await stat(join(lakeDir, ...file.path.split('/'))).catch(() => undefined);
-        if (found?.size === file.bytes) continue;
-        // Committed by a writer of a shared catalog, and not moved in yet: not damaged.
-        const staged = join(stagingDir(stream), basename(file.path));
-        if (!found && (await stat(staged).catch(() => undefined))) continue;
-        damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: found?.size ?? null });
+        const size = await committedFileSize(storage, stream, file);
+        if (size !== 'in place' && size !== 'staged')
+          damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: size ?? null });
       }
     return damaged;
   };

@@ -7,7 +7,7 @@ import { LakeCorruptError, LakeFileDamagedError } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import { mergeLakeFiles, mergeParquetFiles } from './merge.ts';
 import type { WrittenFile } from './parquet.ts';
-import { baseName } from './recovery.ts';
+import { committedFileSize } from './recovery.ts';
 import { eachLimited, folderOf, type LakeStorage, stagedPath } from './storage.ts';
 
 /**
@@ -175,17 +175,15 @@ async function inputsReady(
   stream: string,
   files: readonly LiveFile[],
 ): Promise<boolean> {
-  const sizes = new Array<number | undefined>(files.length);
+  const sizes = new Array<Awaited<ReturnType<typeof committedFileSize>>>(files.length);
   // Sizes of objects in a bucket are a request each: several at once, as transfers go.
   await eachLimited(files.length, storage.remote ? 8 : 1, async (i) => {
-    sizes[i] = await storage.size((files[i] as LiveFile).path);
+    sizes[i] = await committedFileSize(storage, stream, files[i] as LiveFile);
   });
   for (const [i, file] of files.entries()) {
     const size = sizes[i];
-    if (size === file.bytes) continue;
-    if (size === undefined && (await storage.size(stagedPath(stream, baseName(file.path)))) !== undefined)
-      return false;
-    throw new LakeFileDamagedError(stream, file.path, file, size);
+    if (size === 'staged') return false;
+    if (size !== 'in place') throw new LakeFileDamagedError(stream, file.path, file, size);
   }
   return true;
 }

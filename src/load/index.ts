@@ -43,9 +43,11 @@ export {
   readLockStanding,
 } from './lock.ts';
 export { CatalogRefusedError, CatalogUnavailableError, CommitConflictError } from './records.ts';
+export { committedFileSize } from './recovery.ts';
 export { rejectSchema } from './rejects.ts';
 export { hasConfirmations, newestOf, newestStampOf, nextStamp, type Observation } from './state.ts';
 export {
+  diskStorage,
   eachLimited,
   isObjectStorage,
   type LakeStorage,

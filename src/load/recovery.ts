@@ -99,12 +99,8 @@ export function createRecovery(args: {
       for (const record of records) {
         for (const file of isCompaction(record) ? record.added : record.files) {
           if (!live.has(file.path)) continue;
-          const size = await storage.size(file.path);
-          // Committed by a writer of a shared catalog that may still be alive (or not yet known dead): its
-          // file waits in staging for that writer, or for the recovery after its lease lapses.
-          const staged = 'staged' in file ? file.staged : baseName(file.path);
-          if (size === undefined && (await storage.size(stagedPath(stream, staged))) !== undefined) continue;
-          if (size !== file.bytes) {
+          const size = await committedFileSize(storage, stream, file);
+          if (size !== 'in place' && size !== 'staged') {
             throw new LakeCorruptError(
               `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
                 (size === undefined
@@ -137,3 +133,22 @@ function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
 
 /** A lake path's file name. */
 export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
+/**
+ * Where a committed file stands against the size its commit records: in place; still in staging (a
+ * writer of a shared catalog, alive or not yet known dead, committed it and has not moved it in: it
+ * waits for that writer, or for the recovery after its lease lapses); or the size found in its place,
+ * undefined when there is none (deleted or cut short by hand, a restore gone wrong, another lake).
+ * Recovery, compaction and `status` judge a lake's files by this one rule.
+ */
+export async function committedFileSize(
+  storage: LakeStorage,
+  stream: string,
+  file: { path: string; bytes: number; staged?: string },
+): Promise<'in place' | 'staged' | number | undefined> {
+  const size = await storage.size(file.path);
+  if (size === file.bytes) return 'in place';
+  if (size !== undefined) return size;
+  const staged = await storage.size(stagedPath(stream, file.staged ?? baseName(file.path)));
+  return staged === undefined ? undefined : 'staged';
+}

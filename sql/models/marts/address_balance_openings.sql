@@ -60,41 +60,32 @@ owned as (
     from utxos
 ),
 
--- The lake's UTXOs of those addresses unspent as far as the lake knows. Not "at the snapshot's time":
--- snapshot_at is when avalake's run began, by its own clock, not when the balances were read, and the
--- run reads the UTXOs and the balances within minutes of each other.
+-- The lake's unspent UTXOs, as far as the lake knows. Not "at the snapshot's time": snapshot_at is when
+-- avalake's run began, by its own clock, not when the balances were read, and the run reads the UTXOs
+-- and the balances within minutes of each other.
 unspent_in_lake as (
     select
-        snapshots.network,
-        snapshots.address,
-        snapshots.chain,
-        snapshots.asset_id,
-        sum(owned.amount) as amount,
+        network,
+        address,
+        chain,
+        asset_id,
+        sum(amount) as amount,
         count(*) as utxo_count
     from owned
-    inner join snapshots
-        on owned.network = snapshots.network
-        and owned.address = snapshots.address
-        and owned.chain = snapshots.chain
-        and owned.asset_id = snapshots.asset_id
-    where owned.consumed_at is null
+    where consumed_at is null
     group by all
 ),
 
 final as (
     select
-        snapshots.network,
-        snapshots.address,
-        snapshots.chain,
-        snapshots.asset_id,
+        network,
+        address,
+        chain,
+        asset_id,
         snapshots.amount - coalesce(unspent_in_lake.amount, 0) as opening_amount,
         cast(snapshots.utxo_count - coalesce(unspent_in_lake.utxo_count, 0) as bigint) as opening_utxos
     from snapshots
-    left join unspent_in_lake
-        on snapshots.network = unspent_in_lake.network
-        and snapshots.address = unspent_in_lake.address
-        and snapshots.chain = unspent_in_lake.chain
-        and snapshots.asset_id = unspent_in_lake.asset_id
+    left join unspent_in_lake using (network, address, chain, asset_id)
 )
 
 select * from final
