@@ -39,25 +39,71 @@ try {
     // English too, not translated by LANG into a page of two languages. The built CLI bundles yargs without
     // its locale files, so this also keeps the built CLI and the source one alike.
     .locale('en')
+    // yargs reads `--no-X` as X=false, which reached commands as a value for flags that take text
+    // (`--no-rate-limit`, `--no-data-dir`: "spec.split is not a function", a stack). avalake's boolean
+    // flags are all off unless given, so there is no `--no-` form: such a flag is refused by name below.
+    .parserConfiguration({ 'boolean-negation': false })
     // A flag given twice reaches a command as a list, where it takes one value (a cron wrapper adding its own
-    // --data-dir to the line): refused as a usage error, exit 2, rather than failing later on a list.
+    // --data-dir to the line): refused as a usage error, exit 2, rather than failing later on a list. Both
+    // checks run before yargs's own (`true`), so `--no-X` is named as such, not as an unknown argument.
     .middleware((argv) => {
+      const negated = Object.keys(argv).find((key) => key.startsWith('no-'));
+      if (negated) {
+        const flag = `--${negated.slice(3)}`;
+        throw usageError(
+          `--${negated}: avalake's flags have no --no- form; leave ${flag} out (a switch is off unless given), ` +
+            `or give it a value (avalake ${argv._[0] ?? ''} --help lists them)`,
+        );
+      }
+      // The options yargs holds as the middleware runs are the matched command's (getOptions is not typed).
+      const bare = flagsWithoutValue(argv, /** @type {any} */ (parser).getOptions().string);
+      if (bare.length > 0)
+        throw usageError(`${bare.join(', ')} needs a value; see avalake ${argv._[0] ?? ''} --help`);
       const repeated = Object.keys(argv).filter(
         (key) => key !== '_' && !REPEATABLE_FLAGS.has(key) && !/[A-Z]/.test(key) && Array.isArray(argv[key]),
       );
       if (repeated.length === 0) return;
-      const error = new Error(
+      throw usageError(
         `${repeated.map((key) => `--${key}`).join(', ')} given more than once; give each once`,
       );
-      error.name = 'UsageError';
-      throw error;
-    })
+    }, true)
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((message, error) => usageMistake(message, error))
     .parseAsync();
 } catch (error) {
   // The middleware's mistakes come out here, past .fail (thrown as yargs parses, before any promise).
   usageMistake(/** @type {Error} */ (error).message, /** @type {Error} */ (error));
+}
+
+/**
+ * The text flags given with nothing after them (`--pipeline --data-dir x`, `--scale` last). yargs gives
+ * such a flag its default, or the empty string, which commands took for a value (the emulator ran at
+ * its defaults, `status` read the current folder). A value written out empty (`--faults ""`) stays, and
+ * so does one that starts with a dash where yargs took it as the value (`--max-age -1h`, which the
+ * command then judges).
+ * @param {Record<string, unknown>} argv
+ * @param {string[]} textFlags the command's flags that take a value
+ */
+function flagsWithoutValue(argv, textFlags) {
+  const tokens = hideBin(process.argv);
+  return tokens.flatMap((token, i) => {
+    const key = /^--([a-z][a-z0-9-]*)$/.exec(token)?.[1];
+    if (key === undefined || !textFlags.includes(key)) return [];
+    const next = tokens[i + 1];
+    const values = [argv[key]].flat().map(String);
+    const taken = next !== undefined && (!next.startsWith('-') || next === '-' || values.includes(next));
+    return taken ? [] : [`--${key}`];
+  });
+}
+
+/**
+ * A mistake found as the command line is read, reported as usageMistake reports a command's own.
+ * @param {string} message
+ */
+function usageError(message) {
+  const error = new Error(message);
+  error.name = 'UsageError';
+  return error;
 }
 
 /**

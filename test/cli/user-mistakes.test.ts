@@ -242,3 +242,35 @@ describe('a flag given twice', () => {
     expect(existsSync(other)).toBe(false);
   }, 60_000);
 });
+
+describe('a flag without its value, or in a --no- form', () => {
+  it('is exit 2 naming the flag, before the command does anything', async () => {
+    const other = join(dir, 'not-made');
+    const [pipeline, dataDir, scale, rateLimit, negated, negatedSwitch, negative, dashValue] =
+      await Promise.all([
+        runCli(['extract', '--pipeline', '--data-dir', other]),
+        runCli(['status', '--data-dir']),
+        runCli(['emulator', '--port', '0', '--scale']),
+        runCli(['emulator', '--rate-limit', '--port', '0']),
+        runCli(['emulator', '--port', '0', '--no-rate-limit']),
+        runCli(['extract', 'pipelines/demo.json', '--data-dir', other, '--no-full-refresh']),
+        runCli(['status', '--no-data-dir']),
+        runCli(['test', '--data-dir', built, '--max-age', '-1h']),
+      ]);
+    expectRefused(pipeline, 2, /^avalake: --pipeline needs a value; see avalake extract --help$/m);
+    expectRefused(dataDir, 2, /^avalake: --data-dir needs a value; see avalake status --help$/m);
+    // Before, the emulator served its defaults for both: it never exited.
+    expectRefused(scale, 2, /^avalake: --scale needs a value; see avalake emulator --help$/m);
+    expectRefused(rateLimit, 2, /^avalake: --rate-limit needs a value/m);
+    expectRefused(
+      negated,
+      2,
+      /^avalake: --no-rate-limit: avalake's flags have no --no- form; leave --rate-limit out/m,
+    );
+    expectRefused(negatedSwitch, 2, /^avalake: --no-full-refresh: avalake's flags have no --no- form/m);
+    expectRefused(negative, 2, /^avalake: --no-data-dir: /m);
+    // A value that starts with a dash, taken as the value, is the command's to judge.
+    expectRefused(dashValue, 2, /--max-age -1h: a duration cannot be negative/);
+    expect(existsSync(other)).toBe(false);
+  }, 60_000);
+});
