@@ -85,7 +85,9 @@ try {
  * @param {string[]} textFlags the command's flags that take a value
  */
 function flagsWithoutValue(argv, textFlags) {
-  const tokens = hideBin(process.argv);
+  const all = hideBin(process.argv);
+  // What follows a lone `--` is not options (the text of `avalake sql -- …`).
+  const tokens = all.includes('--') ? all.slice(0, all.indexOf('--')) : all;
   return tokens.flatMap((token, i) => {
     const key = /^--([a-z][a-z0-9-]*)$/.exec(token)?.[1];
     if (key === undefined || !textFlags.includes(key)) return [];
