@@ -117,6 +117,26 @@ function usageError(message) {
  */
 function usageMistake(message, error) {
   if (error && error.name !== 'UsageError' && error.name !== 'YError') throw error;
-  process.stderr.write(`avalake: ${error?.message ?? message}\nRun "avalake --help" for usage.\n`);
+  process.stderr.write(
+    `avalake: ${withoutCamelCase(error?.message ?? message)}\nRun "avalake --help" for usage.\n`,
+  );
   process.exit(EXIT.usage);
+}
+
+/**
+ * yargs names an unknown flag twice, as written and camel-cased ("Unknown arguments: log-format,
+ * logFormat"): the camel-cased copy, which nobody typed, is left out.
+ * @param {string} message
+ */
+function withoutCamelCase(message) {
+  const list = /^Unknown arguments?: (.*)$/.exec(message)?.[1];
+  if (list === undefined) return message;
+  const names = list.split(', ');
+  const typed = names.filter((name) => !/[A-Z]/.test(name) || !names.includes(kebab(name)));
+  return `Unknown argument${typed.length > 1 ? 's' : ''}: ${typed.join(', ')}`;
+}
+
+/** @param {string} name */
+function kebab(name) {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }

@@ -243,10 +243,10 @@ describe('a flag given twice', () => {
   }, 60_000);
 });
 
-describe('a flag without its value, or in a --no- form', () => {
+describe('a flag without its value, in a --no- form, or unknown', () => {
   it('is exit 2 naming the flag, before the command does anything', async () => {
     const other = join(dir, 'not-made');
-    const [pipeline, dataDir, scale, rateLimit, negated, negatedSwitch, negative, dashValue] =
+    const [pipeline, dataDir, scale, rateLimit, negated, negatedSwitch, negative, dashValue, unknown] =
       await Promise.all([
         runCli(['extract', '--pipeline', '--data-dir', other]),
         runCli(['status', '--data-dir']),
@@ -256,6 +256,7 @@ describe('a flag without its value, or in a --no- form', () => {
         runCli(['extract', 'pipelines/demo.json', '--data-dir', other, '--no-full-refresh']),
         runCli(['status', '--no-data-dir']),
         runCli(['test', '--data-dir', built, '--max-age', '-1h']),
+        runCli(['status', '--data-dir', built, '--log-format', 'json']),
       ]);
     expectRefused(pipeline, 2, /^avalake: --pipeline needs a value; see avalake extract --help$/m);
     expectRefused(dataDir, 2, /^avalake: --data-dir needs a value; see avalake status --help$/m);
@@ -271,6 +272,8 @@ describe('a flag without its value, or in a --no- form', () => {
     expectRefused(negative, 2, /^avalake: --no-data-dir: /m);
     // A value that starts with a dash, taken as the value, is the command's to judge.
     expectRefused(dashValue, 2, /--max-age -1h: a duration cannot be negative/);
+    // Named as typed, once (yargs adds a camel-cased copy: "log-format, logFormat").
+    expectRefused(unknown, 2, /^avalake: Unknown argument: log-format$/m);
     expect(existsSync(other)).toBe(false);
   }, 60_000);
 });
