@@ -310,6 +310,20 @@ export const COMMANDS = [
     handler: lazy(async () => (await import('./compact.ts')).compact),
   },
   {
+    command: 'repair',
+    describe:
+      'Drop lake files deleted or cut short by hand from the commit log, and rewind their partitions so the next run reads those rows again',
+    builder: (y) =>
+      y
+        .option('data-dir', dataDirOption)
+        .option('catalog', catalogOption)
+        .option('streams', { type: 'string', describe: 'Comma-separated streams (default: every stream)' })
+        .option('dry-run', { type: 'boolean', describe: 'Say what it would drop and rewind; write nothing' })
+        .option('wait', { type: 'boolean', describe: 'Wait for another run holding the data directory' })
+        .option('json', { type: 'boolean', describe: 'Print the result as JSON' }),
+    handler: lazy(async () => (await import('./repair.ts')).repair),
+  },
+  {
     command: 'catalog-import',
     describe:
       "Move a local lake's commit log into a PostgreSQL catalog, so workers on several machines go on from where it stands",

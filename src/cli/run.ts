@@ -366,7 +366,7 @@ async function compactStep(config: ExtractConfig, report: RunReport, log: Logger
       seconds: since(started),
       streams: done.streams,
     };
-    // Not "the next run tries again": a damaged file stays so until someone restores it.
+    // Not "the next run tries again": a damaged file stays so until someone restores it (or repairs the lake).
     for (const message of damaged) log({ level: 'warn', msg: 'a stream was not compacted', error: message });
     if (done.streams.length > damaged.length)
       log({

@@ -291,7 +291,8 @@ export function formatStatus(status: LakeStatus): string {
   for (const d of status.damaged)
     lines.push(
       `damaged: lake file ${d.path} of stream ${d.stream} ${d.foundBytes === null ? 'is missing' : `has ${d.foundBytes} bytes`}, ` +
-        `where the commit log records ${d.bytes}: restore it from a backup (its rows are not in the lake)`,
+        `where the commit log records ${d.bytes}: restore it from a backup (its rows are not in the lake), ` +
+        'or, without one, run "avalake repair" to drop it and read its partitions again',
     );
   if (status.lockedBy) lines.push(lockLine('a run holds the data directory', 'run', status.lockedBy));
   if (status.buildingBy) lines.push(lockLine('a build holds the warehouse', 'build', status.buildingBy));

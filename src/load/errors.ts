@@ -25,7 +25,7 @@ export class LakeCorruptError extends Error {
 /**
  * A file the commit log names that the storage lacks, or holds at another size: deleted or cut short by
  * hand, or a restore gone wrong. Its rows are not in the lake, and nothing rewrites them: said once, with
- * what the log knows of the file, so that it can be restored.
+ * what the log knows of the file, so that it can be restored (or dropped by `avalake repair`, repair.ts).
  */
 export class LakeFileDamagedError extends LakeCorruptError {
   override name = 'LakeFileDamagedError';
@@ -38,8 +38,9 @@ export class LakeFileDamagedError extends LakeCorruptError {
     const what = found === undefined ? 'is missing' : `has ${found} bytes`;
     super(
       `lake file ${path} of stream ${stream} ${what}, where the commit log records ${file.bytes} bytes ` +
-        `(sha256 ${file.sha256}): restore it from a backup; until then its rows are not in the lake, ` +
-        `and a build from scratch and the stream's compaction stop on it`,
+        `(sha256 ${file.sha256}): restore it from a backup, or, without one, run "avalake repair" to drop it ` +
+        `from the commit log and have the next run read its partitions again; until then its rows are not ` +
+        `in the lake, and a build from scratch and the stream's compaction stop on it`,
       path,
     );
   }

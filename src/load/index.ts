@@ -45,6 +45,14 @@ export {
 export { CatalogRefusedError, CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { committedFileSize } from './recovery.ts';
 export { rejectSchema } from './rejects.ts';
+export {
+  DAMAGED_FOLDER,
+  type DroppedFile,
+  type RepairStep,
+  type RewoundPartition,
+  repairLake,
+  type StreamRepair,
+} from './repair.ts';
 export { hasConfirmations, newestOf, newestStampOf, nextStamp, type Observation } from './state.ts';
 export {
   diskStorage,

@@ -105,8 +105,10 @@ export function createRecovery(args: {
               `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
                 (size === undefined
                   ? `no such file; if ${storage.where} is not the lake this commit log keeps (a mistyped ` +
-                    '--data-dir, or the catalog of another lake), name the right one; else restore the file from a backup'
-                  : `${size} bytes; restore the file from a backup`),
+                    '--data-dir, or the catalog of another lake), name the right one; else restore the file from a backup, ' +
+                    `or, without one, run "avalake repair" to drop it and have the next run read its partitions again`
+                  : `${size} bytes; restore the file from a backup, or, without one, run "avalake repair" to drop ` +
+                    'it and have the next run read its partitions again'),
               `${storage.where}/${file.path}`,
             );
           }

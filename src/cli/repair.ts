@@ -1,0 +1,134 @@
+import { emptyStreamName } from '../extract/config.ts';
+import { readLakeState, repairLake, type StreamRepair } from '../load/index.ts';
+import { lakeOption } from './catalog.ts';
+import { noLakeIn, unwritable } from './data-dir.ts';
+import { EXIT } from './exit.js';
+import { lakeFailureExit } from './lake-failure.ts';
+import { checkpointText, partitionText } from './status.ts';
+
+export interface RepairArgs {
+  dataDir?: string;
+  catalog?: string;
+  /** Comma-separated streams; default every stream of the lake. */
+  streams?: string;
+  dryRun?: boolean;
+  wait?: boolean;
+  json?: boolean;
+}
+
+/** What `repair --json` prints. */
+export interface RepairReport {
+  dataDir: string;
+  /** `clean`: nothing to repair; `dry-run`: what a repair would do, nothing written. */
+  status: 'repaired' | 'clean' | 'dry-run';
+  streams: StreamRepair[];
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function fileLine(stream: string, d: StreamRepair['dropped'][number], dryRun: boolean): string {
+  const found =
+    d.foundBytes === null
+      ? 'missing'
+      : `${d.foundBytes} bytes where ${d.bytes} were committed; ${d.movedTo ? `moved to lake/${d.movedTo}` : 'to be moved to lake/_damaged/'}`;
+  const held =
+    d.table === 'confirmations'
+      ? 'confirmations of unchanged snapshots, which cannot be read again'
+      : `${d.rows} ${d.table === 'rejects' ? 'rejects' : 'rows'}`;
+  return `${stream}: ${dryRun ? 'would drop' : 'dropped'} ${d.path} (${found}; it held ${held})`;
+}
+
+export function formatRepair(report: RepairReport): string {
+  const dryRun = report.status === 'dry-run';
+  if (report.streams.length === 0)
+    return `nothing to repair in ${report.dataDir}: every file the commit log names is in place`;
+  const lines: string[] = [];
+  for (const s of report.streams) {
+    for (const d of s.dropped) lines.push(fileLine(s.stream, d, dryRun));
+    if (s.rewound.length > 0)
+      lines.push(
+        `${s.stream}: the next run ${dryRun ? 'would read' : 'reads'} ${plural(s.rewound.length, 'partition')} again from the start:`,
+        ...s.rewound.map(
+          (r) =>
+            `  ${partitionText(r.partition)}  (checkpoint was ${checkpointText(r.checkpoint)}${r.by === 'folder' ? "; it writes into a dropped file's folder" : ''})`,
+        ),
+      );
+  }
+  const files = report.streams.reduce((n, s) => n + s.dropped.length, 0);
+  const partitions = report.streams.reduce((n, s) => n + s.rewound.length, 0);
+  const what = `${plural(files, 'file')} in ${plural(report.streams.length, 'stream')}`;
+  lines.push(
+    dryRun
+      ? `nothing written (--dry-run): a repair would drop ${what} from the commit log and rewind ${plural(partitions, 'partition')}`
+      : `repaired ${what}: the next "avalake run" (or extract) reads ${plural(partitions, 'partition')} again from the pipeline's start; ` +
+          'what the source no longer has (older versions of a record, past snapshots) is not in the lake any more',
+  );
+  return lines.join('\n');
+}
+
+/**
+ * `avalake repair`: drops damaged files from a local lake's commit log and rewinds their partitions. Exit
+ * 0 (repaired, or nothing to repair, or a dry run), 2 for an unknown stream, no lake or a catalog's lake,
+ * 75 when another run holds the lock, 1 for a commit log that does not parse.
+ */
+export async function repair(
+  args: RepairArgs,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<number> {
+  const lake = await lakeOption(args, env);
+  if (typeof lake === 'number') return lake;
+  const { dataDir, catalog } = lake;
+  if (catalog) {
+    process.stderr.write(
+      `avalake: repair works on a lake that keeps its own commit log, and ${dataDir} keeps it in a catalog: ` +
+        "the catalog's workers may be extracting the partitions a repair would rewind, and a commit of theirs " +
+        'made from the old checkpoint would undo the rewind; restore the damaged files from a backup\n',
+    );
+    return EXIT.usage;
+  }
+  const noLake = await noLakeIn(dataDir);
+  if (noLake) {
+    process.stderr.write(`avalake: ${noLake}\n`);
+    return EXIT.usage;
+  }
+  const streams = args.streams?.split(',').map((s) => s.trim());
+  if (streams?.includes('')) {
+    process.stderr.write(`avalake: ${emptyStreamName(args.streams as string)}\n`);
+    return EXIT.usage;
+  }
+  try {
+    if (streams) {
+      const known = [...(await readLakeState(dataDir)).keys()];
+      const unknown = streams.filter((s) => !known.includes(s));
+      if (unknown.length > 0) {
+        process.stderr.write(
+          `avalake: --streams: ${unknown.join(', ')} ${unknown.length === 1 ? 'has' : 'have'} nothing committed in ${dataDir}; ` +
+            `streams there: ${known.join(', ') || 'none'}\n`,
+        );
+        return EXIT.usage;
+      }
+    }
+    const repaired = await repairLake({
+      dataDir,
+      ...(streams ? { streams } : {}),
+      ...(args.dryRun ? { dryRun: true } : {}),
+      lock: { wait: args.wait ?? false },
+    });
+    const report: RepairReport = {
+      dataDir,
+      status: args.dryRun ? 'dry-run' : repaired.length === 0 ? 'clean' : 'repaired',
+      streams: repaired,
+    };
+    process.stdout.write(`${args.json ? JSON.stringify(report) : formatRepair(report)}\n`);
+    return EXIT.ok;
+  } catch (error) {
+    const failed = lakeFailureExit(error);
+    if (failed !== undefined) return failed;
+    const refused = unwritable('--data-dir', dataDir, error);
+    if (refused) {
+      process.stderr.write(`avalake: ${refused}\n`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
+}
