@@ -272,7 +272,7 @@ const URL_SOURCES = {
   node: { what: 'the node URL', flag: '--node-url', env: 'AVALAKE_NODE_URL' },
 } as const;
 
-/** One line for a host that never answered: what failed, which configured URLs point at it, where to fix them. */
+/** One line for a host declared unreachable: what failed, which configured URLs point at it, where to fix them. */
 export function unreachableMessage(
   config: Pick<ExtractConfig, 'pipeline' | 'pipelinePath'>,
   host: { origin: string; error: string },

@@ -99,10 +99,11 @@ function describeWindow(seconds: number | undefined): string {
 }
 
 /**
- * Every connection to a host failed before any HTTP answer (refused, name not resolved, timed out, TLS
- * failed) and none ever succeeded this run: the URL is wrong or the service is not there. Final, and
- * shared by every request to that host, so a run with a mistyped URL ends in seconds instead of retrying
- * each partition.
+ * A host given up on for the rest of the run: every connection to it failed before any HTTP answer
+ * (refused, name not resolved, timed out, TLS failed) and none ever succeeded, so the URL is wrong or the
+ * service is not there; or its requests connected and got no answer again and again, for a minute and
+ * more, whether or not it answered earlier (a hung service or proxy). Final, and shared by every request
+ * to that host, so such a run ends in a minute or two instead of retrying each partition.
  */
 export class DeadHostError extends Error {
   override name = 'DeadHostError';
@@ -113,16 +114,23 @@ export class DeadHostError extends Error {
     readonly code: string,
     readonly attempts: number,
     readonly seconds: number,
-    options?: { cause?: unknown },
+    /** `answered`: the host had answered earlier in this run (then it hung). */
+    options?: { cause?: unknown; answered?: boolean },
   ) {
     const { what, advice } = describeConnectionFailure(code);
     const subject = NO_ANSWER.has(code) ? 'requests to' : 'connection to';
+    // A host that answered earlier is there and its URL right: it stopped answering.
+    const [earlier, fix] = options?.answered
+      ? [', though it answered earlier in this run', HUNG_ADVICE]
+      : ['', advice];
     super(
-      `${subject} ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered): ${advice}`,
+      `${subject} ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered${earlier}): ${fix}`,
       options,
     );
   }
 }
+
+const HUNG_ADVICE = 'it stopped answering (a hung service or proxy accepts and never answers)';
 
 /** TLS and certificate failures: `ERR_SSL_WRONG_VERSION_NUMBER`, `CERT_HAS_EXPIRED`, `EPROTO`, … */
 const TLS = /^ERR_(SSL|TLS)_|CERT|^UNABLE_TO_(GET|VERIFY)|^EPROTO$/;
@@ -148,10 +156,10 @@ const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT']);
 
 /**
  * A request that got no whole answer in the time allowed: connected, then nothing (a hung service, a
- * proxy holding the connection), or a body that stalled or trickled past the request's deadline. It
- * counts toward a dead host only where the host never answered this run, and over more attempts and a
- * longer span than a refusal (the fetcher's DEAD_HOST_TIMEOUTS): a service slow at a run's start gets a
- * minute and more to answer once.
+ * proxy holding the connection), or a body that stalled or trickled past the request's deadline. Such
+ * requests in a row, with no answer between them, declare a host dead even where it answered earlier,
+ * over more attempts and a longer span than refusals (the fetcher's DEAD_HOST_TIMEOUTS): a slow service
+ * gets a minute and more to answer once, and any answer starts the count over.
  */
 export function timeoutOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;

@@ -21,16 +21,18 @@ export const DEFAULT_429_DELAY_MS = 1_000;
 /**
  * A host is declared unreachable once this many connection attempts, spread over at least
  * DEAD_HOST_AFTER_MS, all failed before it answered (refused, unresolved, TLS) and none ever succeeded.
- * The span lets a service that is restarting as the run starts come up; any answer at all, even a 5xx,
- * keeps the full retry policy for the rest of the run.
+ * The span lets a service that is restarting as the run starts come up; once it answered, refusals keep
+ * the full retry policy for the rest of the run (a restart mid-run).
  */
 export const DEAD_HOST_ATTEMPTS = 4;
 export const DEAD_HOST_AFTER_MS = 4_000;
 /**
  * Requests that connected and got no whole answer in time (errors.ts, timeoutOf) declare a host dead
- * too, where it never answered this run: this many, over at least DEAD_HOST_TIMEOUTS_AFTER_MS. At the
- * read timeout of 30 s that is a minute or two, where the full retry policy cost every partition of a
- * hung service about five minutes, one after another.
+ * too, whether or not it answered earlier in the run: this many in a row with no answer of its own in
+ * between, the first of them at least DEAD_HOST_TIMEOUTS_AFTER_MS before the last. At the read timeout of
+ * 30 s that is a minute or two, where the full retry policy cost every partition of a hung service about
+ * five minutes, one after another. Any answer starts the count over, so a host that answers anything at
+ * least once a minute, however slowly, is never declared dead.
  */
 export const DEAD_HOST_TIMEOUTS = 6;
 export const DEAD_HOST_TIMEOUTS_AFTER_MS = 60_000;
@@ -74,6 +76,7 @@ interface OriginHealth {
   answered: boolean;
   failures: number;
   firstFailureAt: number;
+  /** Requests in a row that got no whole answer in time, since the host's last answer. */
   timeouts: number;
   firstTimeoutAt: number;
   dead?: DeadHostError;
@@ -115,14 +118,17 @@ export function createFetcher(options: FetcherOptions): Fetcher {
   };
   /** Counts a failed connection or a request unanswered; returns the host's DeadHostError once it has earned one. */
   const connectionFailed = (origin: string, h: OriginHealth, error: unknown) => {
-    if (h.dead || h.answered) return h.dead;
+    if (h.dead) return h.dead;
     const declare = (code: string, attempts: number, since: number) => {
       const spanMs = now() - since;
-      h.dead = new DeadHostError(origin, code, attempts, spanMs / 1000, { cause: error });
+      h.dead = new DeadHostError(origin, code, attempts, spanMs / 1000, {
+        cause: error,
+        answered: h.answered,
+      });
       h.down.abort(h.dead);
     };
     const code = connectionFailureOf(error);
-    if (code !== undefined) {
+    if (code !== undefined && !h.answered) {
       if (h.failures++ === 0) h.firstFailureAt = now();
       if (h.failures >= deadAttempts && now() - h.firstFailureAt >= deadAfterMs)
         declare(code, h.failures, h.firstFailureAt);
@@ -172,6 +178,8 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         );
       }
       host.answered = true;
+      // Any answer, even a 5xx, shows the host is not hung: its timeouts count from zero again.
+      host.timeouts = 0;
       try {
         request.budget?.settle(request.cost, answer.status, answer.headers);
       } catch (error) {

@@ -44,7 +44,7 @@ export interface RunSummary {
   partitions: PartitionSummary[];
   /** Set when a quota stopped the run: which, and when it resets. */
   quota?: string;
-  /** Hosts that never answered (refused, unresolved, TLS failed): they stopped the run, which failed. */
+  /** Hosts declared unreachable (refused, unresolved, TLS failed, or hung): they failed the run. */
   unreachable?: { origin: string; error: string }[];
   /** A service refused the API key (401): the run failed, whatever the keyless sources committed. */
   keyRefused?: string;
@@ -125,7 +125,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           quota = summary.cause as QuotaExhaustedError;
           stop.abort(quota);
         }
-        // A host that never answers fails every partition it serves, each at its first request (the
+        // A host declared unreachable fails every partition it serves, each at its first request (the
         // fetcher refuses to wait on it again), and fails the run; the partitions of the other hosts go on,
         // so that one service down does not keep the rest of the lake from moving.
         const dead = summary.cause;

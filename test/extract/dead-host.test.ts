@@ -3,11 +3,16 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { extract } from '../../src/cli/extract.ts';
+import { exitCodeOf, extract, unreachableMessage } from '../../src/cli/extract.ts';
 import { run as runCommand } from '../../src/cli/run.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { resolveExtractConfig } from '../../src/extract/config.ts';
+import { createFetcher } from '../../src/extract/fetcher.ts';
+import { createHttpClient } from '../../src/extract/http.ts';
+import { runExtract } from '../../src/extract/run.ts';
 import { startEmulator } from '../helpers/emulator.ts';
+import { startFront } from '../helpers/front.ts';
 import { fileHashes } from '../helpers/lake.ts';
 import { captureOutput } from '../helpers/output.ts';
 
@@ -175,6 +180,52 @@ it('the partitions of the other hosts go on and commit while one host is unreach
     await slow.close();
   }
 }, 120_000);
+
+it("a host that answered, then hangs: its partitions fail in seconds, the other hosts' commit: exit 1", async () => {
+  // The Data API answers its first request, then accepts every connection and never answers. Timings
+  // are shortened a hundredfold: half a second to a first byte, three timeouts in a row over a second.
+  const hung = await startFront(emulator.url, (n) => (n === 1 ? 'forward' : 'hang'));
+  const http = createHttpClient({ userAgent: 'avalake/test', readTimeoutMs: 500 });
+  try {
+    const w = workspace();
+    const config = await resolveExtractConfig(
+      { pipeline: w.goodPath, dataDir: w.dataDir, baseUrl: hung.url },
+      {},
+    );
+    const started = Date.now();
+    const summary = await runExtract({
+      pipeline: config.pipeline,
+      streams: config.streams,
+      dataDir: w.dataDir,
+      http,
+      fetcher: createFetcher({ http, deadHostTimeouts: 3, deadHostTimeoutsAfterMs: 1_000 }),
+    });
+    // The full retry policy would cost each of its partitions nine timeouts and half a minute of backoff.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(exitCodeOf(summary)).toBe(1);
+    expect(summary.unreachable?.map((u) => u.origin)).toEqual([hung.url]);
+    const [host] = summary.unreachable as [{ origin: string; error: string }];
+    const line = unreachableMessage(config, host);
+    expect(line).toMatch(
+      new RegExp(
+        `^requests to ${hung.url.replace(/\./g, '\\.')} failed \\(connected, but no whole answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; \\d+ attempts in [\\d.]+ s, none answered, though it answered earlier in this run\\)`,
+      ),
+    );
+    expect(line).toContain(`the Data API URL ${hung.url} (set by --base-url`);
+    expect(line).toContain("Its partitions failed, the other hosts' went on; checkpoints are kept.");
+    // The hung host's partitions failed; the node's and the metrics service's walked and committed.
+    const failed = summary.partitions.filter((p) => p.status === 'failed');
+    const done = summary.partitions.filter((p) => p.status === 'done');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((p) => p.error === host.error)).toBe(true);
+    expect(done.length + failed.length).toBe(summary.partitions.length);
+    expect(done.reduce((n, p) => n + p.rows, 0)).toBeGreaterThan(0);
+    expect(done.reduce((n, p) => n + p.commits, 0)).toBeGreaterThan(0);
+  } finally {
+    await http.close();
+    await hung.close();
+  }
+}, 60_000);
 
 describe('a flapping host', () => {
   it('that drops a fifth of its connections and answers 503 to a tenth of the rest still gets every record: exit 0', async () => {

@@ -456,12 +456,59 @@ describe('hung services and outsized answers', () => {
     expect(client.sends).toBe(3);
   });
 
-  it('keeps the full retry policy for timeouts from a host that answered this run', async () => {
+  it('declares a host dead that answered, then hung: its requests time out in a row for a minute', async () => {
+    let t = 0;
+    const client = scripted([{ status: 200, text: '{"ok":true}' }, timeout()]);
+    const f = createFetcher({
+      http: client,
+      deadHostTimeouts: 3,
+      deadHostTimeoutsAfterMs: 60_000,
+      now: () => t,
+      sleep: async () => {
+        t += 30_000;
+      },
+    });
+    expect(await f({ url: 'http://hung.test/a', cost: 0, at: {} })).toEqual({ ok: true });
+    const error = await f({ url: 'http://hung.test/b', cost: 0, at: { stream: 's' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DeadHostError);
+    expect((error as Error).message).toBe(
+      'requests to http://hung.test failed (connected, but no whole answer within the time allowed, UND_ERR_HEADERS_TIMEOUT; ' +
+        '3 attempts in 60.0 s, none answered, though it answered earlier in this run): it stopped answering ' +
+        '(a hung service or proxy accepts and never answers)',
+    );
+    // The answer and three attempts, not the nine of the retry policy; the next request fails at once.
+    expect(client.sends).toBe(1 + 3);
+    await expect(f({ url: 'http://hung.test/c', cost: 0, at: {} })).rejects.toBe(error);
+    expect(client.sends).toBe(1 + 3);
+  });
+
+  it('never declares a slow host dead while answers come between its timeouts', async () => {
+    let t = 0;
+    const ok = { status: 200, text: '{"ok":true}' };
+    // Two timeouts, then an answer, five times over: never three timeouts in a row.
+    const client = scripted(Array.from({ length: 5 }, () => [timeout(), timeout(), ok]).flat());
+    const f = createFetcher({
+      http: client,
+      deadHostTimeouts: 3,
+      deadHostTimeoutsAfterMs: 0,
+      now: () => t,
+      sleep: async () => {
+        t += 30_000;
+      },
+    });
+    for (const path of ['a', 'b', 'c', 'd', 'e'])
+      expect(await f({ url: `http://slow.test/${path}`, cost: 0, at: {} })).toEqual({ ok: true });
+    expect(client.sends).toBe(15);
+  });
+
+  it('keeps the full retry policy for timeouts that span less than the time allowed', async () => {
     const client = scripted([{ status: 200, text: '{"ok":true}' }, timeout()]);
     const f = createFetcher({
       http: client,
       deadHostTimeouts: 2,
-      deadHostTimeoutsAfterMs: 0,
+      deadHostTimeoutsAfterMs: 60_000,
       sleep: async () => {},
     });
     expect(await f({ url: 'http://slow.test/a', cost: 0, at: {} })).toEqual({ ok: true });
