@@ -82,11 +82,15 @@ export class QuotaExhaustedError extends Error {
     readonly limitCu: number | undefined,
     readonly windowSeconds: number | undefined,
     readonly resetsAt: Date,
+    /** Set where the host answered nothing but 429s, each asking for a short wait, for this long. */
+    readonly limitedForMs?: number,
   ) {
     super(
-      limitCu === undefined
-        ? `${host} answers 429 and asks to wait until ${resetsAt.toISOString()}: its quota is spent`
-        : `the ${describeWindow(windowSeconds)} compute-unit quota of ${host} (${limitCu} CUs) is spent; it resets at ${resetsAt.toISOString()}`,
+      limitedForMs !== undefined
+        ? `${host} has answered nothing but 429 for ${Math.round(limitedForMs / 1000)} s, longer than a run waits for its allowance: its quota is taken as spent`
+        : limitCu === undefined
+          ? `${host} answers 429 and asks to wait until ${resetsAt.toISOString()}: its quota is spent`
+          : `the ${describeWindow(windowSeconds)} compute-unit quota of ${host} (${limitCu} CUs) is spent; it resets at ${resetsAt.toISOString()}`,
     );
   }
 }

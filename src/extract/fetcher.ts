@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
-import { DEFAULT_MAX_WAIT_MS, type RateBudget } from './budget.ts';
+import { DEFAULT_MAX_WAIT_MS, isAnswerOfItsOwn, type RateBudget } from './budget.ts';
 import {
   connectionFailureOf,
   DeadHostError,
@@ -80,7 +80,11 @@ interface OriginHealth {
   timeouts: number;
   firstTimeoutAt: number;
   dead?: DeadHostError;
-  /** Aborted with the DeadHostError: ends every wait of a request to this origin at once. */
+  /** Since when the host has answered nothing but 429s; unset by another answer of its own (isAnswerOfItsOwn). */
+  limitedSince?: number;
+  /** Its 429s went on past the longest wait for an allowance (maxRateWaitMs): taken as a spent quota. */
+  spent?: QuotaExhaustedError;
+  /** Aborted with the DeadHostError or the spent quota: ends every wait of a request to this origin at once. */
   down: AbortController;
 }
 
@@ -141,13 +145,40 @@ export function createFetcher(options: FetcherOptions): Fetcher {
     }
     return h.dead;
   };
+  /**
+   * Tracks a host's run of 429s. Each may ask for a short wait, but one that answers nothing else for
+   * longer than the run ever waits for an allowance has no allowance to give: without this, every
+   * partition would spend its whole retry policy on it (minutes each), one after another. Returns the
+   * host's spent quota once it is one.
+   */
+  const rateLimited = (origin: string, h: OriginHealth, answer: HttpAnswer) => {
+    if (answer.status !== 429) {
+      if (isAnswerOfItsOwn(answer.status)) h.limitedSince = undefined;
+      return undefined;
+    }
+    h.limitedSince ??= now();
+    const forMs = now() - h.limitedSince;
+    if (!h.spent && forMs > maxRateWaitMs) {
+      const retryAfterMs = retryAfterOf(answer.headers) ?? DEFAULT_429_DELAY_MS;
+      h.spent = new QuotaExhaustedError(
+        origin,
+        undefined,
+        undefined,
+        new Date(Date.now() + retryAfterMs),
+        forMs,
+      );
+      h.down.abort(h.spent);
+    }
+    return h.spent;
+  };
 
   return (request) => {
     const at: RequestLocation = { ...request.at, request: `${request.method ?? 'GET'} ${request.url}` };
     const origin = new URL(request.url).origin;
     const host = healthOf(origin);
     const attempt = async () => {
-      if (host.dead) throw new AbortError(host.dead);
+      const stopped = host.dead ?? host.spent;
+      if (stopped) throw new AbortError(stopped);
       if (request.budget) await request.budget.acquire(request.cost, request.signal);
       let answer: Awaited<ReturnType<HttpClient['send']>>;
       try {
@@ -186,6 +217,8 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         if (error instanceof QuotaExhaustedError) throw new AbortError(error);
         throw error;
       }
+      const spent = rateLimited(origin, host, answer);
+      if (spent) throw new AbortError(spent);
       const body = classifyOrStop(answer, at, origin, maxRateWaitMs);
       const date = Date.parse(answer.headers.date ?? '');
       if (!Number.isNaN(date)) request.onDate?.(date);

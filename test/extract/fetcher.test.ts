@@ -414,18 +414,18 @@ describe('unreachable hosts', () => {
   });
 });
 
+type Answer = { status: number; text: string; headers?: Record<string, string> };
+
 describe('hung services and outsized answers', () => {
   const timeout = () =>
     Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' });
   /** An HTTP client whose answers are scripted per call: an error to throw, or an answer. */
-  const scripted = (steps: (Error | { status: number; text: string })[]) => ({
+  const scripted = (steps: (Error | Answer)[]) => ({
     sends: 0,
     async send() {
-      const step = steps[Math.min(this.sends++, steps.length - 1)] as
-        | Error
-        | { status: number; text: string };
+      const step = steps[Math.min(this.sends++, steps.length - 1)] as Error | Answer;
       if (step instanceof Error) throw step;
-      return { ...step, headers: {} };
+      return { headers: {}, ...step };
     },
     async close() {},
   });
@@ -550,6 +550,67 @@ describe('hung services and outsized answers', () => {
       ),
     );
     expect(waits).toEqual([]);
+  });
+});
+
+describe('a service that answers 429 for ever, each asking for a short wait', () => {
+  const limited = { status: 429, text: '{"message":"slow down"}', headers: { 'retry-after': '30' } };
+  const ok = { status: 200, text: '{"ok":true}' };
+  /** A fetcher on a fake clock that each wait moves on, waiting at most five minutes for an allowance. */
+  const fetcherOf = (steps: (Error | Answer)[]) => {
+    let sends = 0;
+    let t = 0;
+    const client = {
+      async send() {
+        const step = steps[Math.min(sends++, steps.length - 1)] as Error | Answer;
+        if (step instanceof Error) throw step;
+        return { headers: {}, ...step };
+      },
+      async close() {},
+    };
+    const f = createFetcher({
+      http: client,
+      maxRateWaitMs: 300_000,
+      now: () => t,
+      sleep: async (ms) => {
+        t += ms;
+      },
+    });
+    return { f, sends: () => sends, now: () => t };
+  };
+
+  it('takes its quota as spent once it has answered nothing but 429 for longer than five minutes', async () => {
+    const { f, sends, now } = fetcherOf([limited]);
+    // One request spends its nine attempts in four minutes, and fails as before.
+    const first = await f({ url: 'http://limited.test/a', cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(RetryableError);
+    expect(now()).toBe(240_000);
+    // The next reaches five minutes of 429s at its fourth attempt: a spent quota, the run ends cleanly.
+    const second = await f({ url: 'http://limited.test/b', cost: 0, at: {} }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(QuotaExhaustedError);
+    expect((second as Error).message).toBe(
+      'http://limited.test has answered nothing but 429 for 330 s, longer than a run waits for its allowance: its quota is taken as spent',
+    );
+    expect(sends()).toBe(9 + 4);
+    // Every later request to it fails at once, without a request.
+    await expect(f({ url: 'http://limited.test/c', cost: 0, at: {} })).rejects.toBe(second);
+    expect(sends()).toBe(9 + 4);
+  });
+
+  it.each([
+    ['a 200 starts the five minutes over', ok, 'answers'],
+    ['a 404 starts the five minutes over', { status: 404, text: '{}' }, 'answers'],
+    ["a gateway's 503 does not", { status: 503, text: '{}' }, 'quota'],
+    ['a dropped connection does not', Object.assign(new Error('reset'), { code: 'ECONNRESET' }), 'quota'],
+  ])('%s', async (_name, between, outcome) => {
+    // Four minutes of 429s, the answer between, then four more minutes of 429s and a 200.
+    const fours = Array.from({ length: 8 }, () => limited);
+    const { f } = fetcherOf([...fours, between, ...fours, ok]);
+    const results: unknown[] = [];
+    for (const path of ['a', 'b', 'c'])
+      results.push(await f({ url: `http://limited.test/${path}`, cost: 0, at: {} }).catch((e: unknown) => e));
+    if (outcome === 'answers') expect(results.at(-1)).toEqual({ ok: true });
+    else expect(results.at(-1)).toBeInstanceOf(QuotaExhaustedError);
   });
 });
 

@@ -3,12 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../src/cli/extract.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
+import { resolveExtractConfig } from '../../src/extract/config.ts';
 import { createHttpClient } from '../../src/extract/http.ts';
 import { PipelineSchema } from '../../src/extract/pipeline.ts';
 import { runExtract } from '../../src/extract/run.ts';
 import { STREAMS } from '../../src/extract/streams/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace } from '../helpers/extract.ts';
+import { coreWorkspace, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
+import { startFront } from '../helpers/front.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { lakeTotals, truthOf } from '../helpers/truth.ts';
 
@@ -79,4 +81,51 @@ describe('a per-day compute-unit quota', () => {
     const truth = await truthOf(emulator, pipeline, names);
     for (const name of names) expect(lake[name]).toEqual(truth[name]);
   }, 180_000);
+});
+
+describe('a service that answers nothing but 429, each asking for a short wait', () => {
+  it('is a spent quota once that lasts longer than the run waits: exit 0, its host named, the next run continues', async () => {
+    const good = await startEmulator();
+    // A tenth of a second's wait each time, no ratelimit-* headers: a run waits one second at most.
+    const limited = await startFront(good.url, () => ({
+      status: 429,
+      headers: { 'retry-after': '0.1' },
+      body: { message: 'Too many requests' },
+    }));
+    const http = createHttpClient({ userAgent: 'avalake/test' });
+    try {
+      const w = pipelineWorkspace(smallPipeline(good));
+      const extractFrom = async (baseUrl: string, maxRateWaitMs?: number) => {
+        const config = await resolveExtractConfig(
+          { pipeline: w.pipelinePath, dataDir: w.dataDir, baseUrl },
+          {},
+        );
+        return runExtract({
+          pipeline: config.pipeline,
+          streams: config.streams,
+          dataDir: w.dataDir,
+          http,
+          ...(maxRateWaitMs !== undefined ? { maxRateWaitMs } : {}),
+        });
+      };
+      const started = Date.now();
+      const summary = await extractFrom(limited.url, 1_000);
+      // The whole retry policy, partition after partition, would take about a second each.
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(summary.status).toBe('quota');
+      expect(exitCodeOf(summary)).toBe(0);
+      expect(summary.quota).toMatch(
+        new RegExp(
+          `^${limited.url.replace(/\./g, '\\.')} has answered nothing but 429 for \\d+ s, longer than a run waits for its allowance: its quota is taken as spent$`,
+        ),
+      );
+      expect(summary.partitions.filter((p) => p.status === 'failed')).toEqual([]);
+      // The service answers again: the next run carries on from the checkpoints kept, and ends ok.
+      expect((await extractFrom(good.url)).status).toBe('ok');
+    } finally {
+      await http.close();
+      await limited.close();
+      await good.close();
+    }
+  }, 60_000);
 });
