@@ -106,7 +106,8 @@ function describeWindow(seconds: number | undefined): string {
  * A host given up on for the rest of the run: every connection to it failed before any HTTP answer
  * (refused, name not resolved, timed out, TLS failed) and none ever succeeded, so the URL is wrong or the
  * service is not there; or its requests connected and got no answer again and again, for a minute and
- * more, whether or not it answered earlier (a hung service or proxy). Final, and shared by every request
+ * more, whether or not it answered earlier (a hung service or proxy); or, after it answered, its
+ * connections failed for a minute and more (it went away). Final, and shared by every request
  * to that host, so such a run ends in a minute or two instead of retrying each partition.
  */
 export class DeadHostError extends Error {
@@ -118,14 +119,14 @@ export class DeadHostError extends Error {
     readonly code: string,
     readonly attempts: number,
     readonly seconds: number,
-    /** `answered`: the host had answered earlier in this run (then it hung). */
+    /** `answered`: the host had answered earlier in this run (then it hung or went away). */
     options?: { cause?: unknown; answered?: boolean },
   ) {
     const { what, advice } = describeConnectionFailure(code);
     const subject = NO_ANSWER.has(code) ? 'requests to' : 'connection to';
-    // A host that answered earlier is there and its URL right: it stopped answering.
+    // A host that answered earlier is there and its URL right: it stopped answering, or went away.
     const [earlier, fix] = options?.answered
-      ? [', though it answered earlier in this run', HUNG_ADVICE]
+      ? [', though it answered earlier in this run', NO_ANSWER.has(code) ? HUNG_ADVICE : GONE_ADVICE]
       : ['', advice];
     super(
       `${subject} ${origin} failed (${what}; ${attempts} attempts in ${seconds.toFixed(1)} s, none answered${earlier}): ${fix}`,
@@ -135,6 +136,8 @@ export class DeadHostError extends Error {
 }
 
 const HUNG_ADVICE = 'it stopped answering (a hung service or proxy accepts and never answers)';
+const GONE_ADVICE =
+  'it went away during the run for more than a minute (stopped, moved, or cut off by a firewall or the network)';
 
 /** TLS and certificate failures: `ERR_SSL_WRONG_VERSION_NUMBER`, `CERT_HAS_EXPIRED`, `EPROTO`, … */
 const TLS = /^ERR_(SSL|TLS)_|CERT|^UNABLE_TO_(GET|VERIFY)|^EPROTO$/;
@@ -152,9 +155,9 @@ const REFUSED_OR_UNRESOLVED = new Set([
 
 /**
  * No connection within the time allowed (a firewall dropping packets, no host at that address). It counts
- * toward a dead host like a refusal, only where the host never answered this run (see the fetcher), and
- * over as many attempts: at 10 s each, most of a minute rather than the hour of full retries a black hole
- * would cost. A connection that gets no answer counts too, but by a rule of its own (timeoutOf).
+ * toward a dead host like a refusal (see the fetcher): before the host's first answer over as many
+ * attempts, at 10 s each most of a minute rather than the hour of full retries a black hole would cost;
+ * after it, by the slower rule of requests unanswered. A connection that gets no answer counts too, but by a rule of its own (timeoutOf).
  */
 const SILENT = new Set(['UND_ERR_CONNECT_TIMEOUT']);
 

@@ -28,11 +28,13 @@ export const DEAD_HOST_ATTEMPTS = 4;
 export const DEAD_HOST_AFTER_MS = 4_000;
 /**
  * Requests that connected and got no whole answer in time (errors.ts, timeoutOf) declare a host dead
- * too, whether or not it answered earlier in the run: this many in a row with no answer of its own in
+ * too, whether or not it answered earlier in the run, and so do connections refused (or unresolved,
+ * unroutable, failing TLS) after its first answer: this many in a row with no answer of its own in
  * between, the first of them at least DEAD_HOST_TIMEOUTS_AFTER_MS before the last. At the read timeout of
  * 30 s that is a minute or two, where the full retry policy cost every partition of a hung service about
  * five minutes, one after another. Any answer starts the count over, so a host that answers anything at
- * least once a minute, however slowly, is never declared dead.
+ * least once a minute, however slowly, is never declared dead, and a restart shorter than a minute is
+ * waited out.
  */
 export const DEAD_HOST_TIMEOUTS = 6;
 export const DEAD_HOST_TIMEOUTS_AFTER_MS = 60_000;
@@ -76,7 +78,10 @@ interface OriginHealth {
   answered: boolean;
   failures: number;
   firstFailureAt: number;
-  /** Requests in a row that got no whole answer in time, since the host's last answer. */
+  /**
+   * Requests in a row that got no whole answer in time, since the host's last answer; once it answered,
+   * refused connections too.
+   */
   timeouts: number;
   firstTimeoutAt: number;
   dead?: DeadHostError;
@@ -137,11 +142,13 @@ export function createFetcher(options: FetcherOptions): Fetcher {
       if (h.failures >= deadAttempts && now() - h.firstFailureAt >= deadAfterMs)
         declare(code, h.failures, h.firstFailureAt);
     }
-    const timeout = timeoutOf(error);
-    if (timeout !== undefined) {
+    // Once the host answered, a refused connection is a restart until it lasts: it counts by the slow
+    // rule, with the requests that connected and got no answer.
+    const lost = timeoutOf(error) ?? (h.answered ? code : undefined);
+    if (lost !== undefined) {
       if (h.timeouts++ === 0) h.firstTimeoutAt = now();
       if (h.timeouts >= deadTimeouts && now() - h.firstTimeoutAt >= deadTimeoutsAfterMs)
-        declare(timeout, h.timeouts, h.firstTimeoutAt);
+        declare(lost, h.timeouts, h.firstTimeoutAt);
     }
     return h.dead;
   };

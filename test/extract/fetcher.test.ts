@@ -484,6 +484,33 @@ describe('hung services and outsized answers', () => {
     expect(client.sends).toBe(1 + 3);
   });
 
+  it('declares a host dead that answered, then refused connections for a minute (it went away)', async () => {
+    let t = 0;
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' });
+    const client = scripted([{ status: 200, text: '{"ok":true}' }, refused]);
+    const f = createFetcher({
+      http: client,
+      deadHostTimeouts: 3,
+      deadHostTimeoutsAfterMs: 60_000,
+      now: () => t,
+      sleep: async () => {
+        t += 30_000;
+      },
+    });
+    expect(await f({ url: 'http://gone.test/a', cost: 0, at: {} })).toEqual({ ok: true });
+    const error = await f({ url: 'http://gone.test/b', cost: 0, at: { stream: 's' } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DeadHostError);
+    expect((error as DeadHostError).code).toBe('ECONNREFUSED');
+    expect((error as Error).message).toMatch(
+      /^connection to http:\/\/gone\.test failed \(.*ECONNREFUSED; 3 attempts in 60\.0 s, none answered, though it answered earlier in this run\): it went away during the run for more than a minute/,
+    );
+    // The answer and three attempts, not the nine of the retry policy; the next request fails at once.
+    expect(client.sends).toBe(1 + 3);
+    await expect(f({ url: 'http://gone.test/c', cost: 0, at: {} })).rejects.toBe(error);
+  });
+
   it('never declares a slow host dead while answers come between its timeouts', async () => {
     let t = 0;
     const ok = { status: 200, text: '{"ok":true}' };
