@@ -56,8 +56,12 @@ const FOLDS_AT_ONCE = 4;
 export type { RecoveryReport } from './recovery.ts';
 
 export interface CommitLog {
-  /** Recovers every stream and loads its state. Call once, holding the data directory (its lock or a run). */
-  open(): Promise<RecoveryReport>;
+  /**
+   * Recovers every stream and loads its state. Call once, holding the data directory (its lock or a run).
+   * `checkFiles: false` (a repair, which drops damaged files) puts the lake right without refusing it
+   * for a file of an unfolded commit that is missing or cut short.
+   */
+  open(options?: { checkFiles?: boolean }): Promise<RecoveryReport>;
   /**
    * Recovers one stream again, as `open` did, adding to `report`: a shared lake's writer taking over a
    * gone writer's partition puts in what that writer committed and left staged.
@@ -190,7 +194,11 @@ export function createCommitLog(
     });
 
   /** Reads a stream afresh and puts right what gone writers left of it (staged files, a generation). */
-  const recover = (stream: string, report: RecoveryReport, { tidy }: { tidy: boolean }) =>
+  const recover = (
+    stream: string,
+    report: RecoveryReport,
+    { tidy, checkFiles = true }: { tidy: boolean; checkFiles?: boolean },
+  ) =>
     // Alone with the stream: a shared catalog's other writers neither commit nor compact it meanwhile.
     store.withStream(stream, 'exclusive', async () => {
       const records = load(stream, await store.loadStream(stream, { tidy }));
@@ -198,14 +206,14 @@ export function createCommitLog(
       await settleGeneration(stream);
       await removeStrayConfirmations(storage, stateOf(stream));
       await removeStrayRejects(storage, stateOf(stream));
-      await recovery.checkFiles(stream, records);
+      if (checkFiles) await recovery.checkFiles(stream, records);
     });
 
   const log: CommitLog = {
     store,
     storage,
 
-    async open() {
+    async open({ checkFiles = true } = {}) {
       const report: RecoveryReport = { rolledForward: [], discarded: [] };
       const streams = new Set(
         [
@@ -216,7 +224,7 @@ export function createCommitLog(
           // Stray entries (.DS_Store, editor files) are not streams.
           .filter(isSafeSegment),
       );
-      for (const stream of streams) await recover(stream, report, { tidy: true });
+      for (const stream of streams) await recover(stream, report, { tidy: true, checkFiles });
       return report;
     },
 

@@ -1,5 +1,15 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createCommitLog } from './commit.ts';
 import { fileRecordStore } from './file-records.ts';
-import { isSafeSegment, lakePaths, type Partition, partitionFolders, partitionId } from './layout.ts';
+import {
+  isSafeSegment,
+  type LakePaths,
+  lakePaths,
+  type Partition,
+  partitionFolders,
+  partitionId,
+} from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
 import { committedFileSize } from './recovery.ts';
 import {
@@ -32,7 +42,12 @@ import { diskStorage, folderOf, type LakeStorage } from './storage.ts';
  * out of every reader's glob; the log still names it, now as missing), then ONE new folded state without
  * the files and with the rewound checkpoints is written as a fold writes it (tmp, fsync, rename): before
  * that rename the stream is as it was (a repair run again finds the same files), after it, repaired.
- * Under the data directory's lock, as every writer; a dry run takes no lock and writes nothing.
+ * Under the data directory's lock, as every writer, and after the recovery every writer's open does:
+ * a writer killed between a compaction's commit and the move of its stream's link left the merged files
+ * in a generation the link does not point at yet, and a flush's files may still be staged; judged before
+ * that, they would look missing, and a healthy stream would be rewound (with the merged files left
+ * behind in its folders once the link moved, where a glob reads them beside the rows read again). A dry
+ * run takes no lock and writes nothing: it looks for such a file in the generation its state names.
  */
 
 /** Where a file found at another size is moved, out of the stream's folders. */
@@ -85,6 +100,8 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
   const storage = diskStorage(paths.lakeDir);
   const lock = options.dryRun ? undefined : await acquireLock(paths.lockFile, options.lock);
   try {
+    // Not checking the files of unfolded commits: those are what a repair drops.
+    if (lock) await createCommitLog(paths, store, storage).open({ checkFiles: false });
     const wanted = options.streams && new Set(options.streams);
     const repairs: StreamRepair[] = [];
     for (const stream of (await store.streams()).filter(isSafeSegment)) {
@@ -92,7 +109,7 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
       const { state: folded, records } = await store.loadStream(stream, { tidy: false });
       const state = folded ?? emptyState(stream);
       for (const record of records) applyRecord(state, record);
-      const plan = await planRepair(storage, state, records);
+      const plan = await planRepair(paths, storage, state, records);
       if (!plan) continue;
       repairs.push(plan.repair);
       if (options.dryRun) continue;
@@ -120,6 +137,7 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
 
 /** A stream's damaged files and what its repaired state is; undefined when none is damaged. */
 async function planRepair(
+  paths: LakePaths,
   storage: LakeStorage,
   state: StreamState,
   records: readonly CommitRecord[],
@@ -128,6 +146,7 @@ async function planRepair(
   for (const file of state.files) {
     const size = await committedFileSize(storage, state.stream, file);
     if (size === 'in place' || size === 'staged') continue;
+    if (size === undefined && (await inStateGeneration(paths, state, file))) continue;
     dropped.push({
       path: file.path,
       table: file.table,
@@ -166,6 +185,18 @@ async function planRepair(
     repair: { stream: state.stream, dropped, rewound: [...rewound.values()].sort(order) },
     state: repaired,
   };
+}
+
+/**
+ * A data file missing through the stream's link but whole in the generation the state names: a compaction
+ * committed and its writer killed before it moved the link (the next open moves it). Only a dry run,
+ * which recovers nothing, meets one.
+ */
+async function inStateGeneration(paths: LakePaths, state: StreamState, file: LiveFile): Promise<boolean> {
+  if (file.table !== 'data') return false;
+  const [, ...rest] = file.path.split('/');
+  const path = join(paths.generationDir(state.stream, state.generation), ...rest);
+  return (await stat(path).catch(() => undefined))?.size === file.bytes;
 }
 
 /** The partitions whose rows a live file may hold (see the header), and how that is known. */
