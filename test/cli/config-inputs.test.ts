@@ -482,7 +482,7 @@ describe('flags as a process', () => {
     const all = [noRetries, retriesAbc, quietVerbose, quorum, height, keyFlag, keyEnv];
     expect(all.map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2]);
     for (const r of all) expectClean(r);
-    expect(noRetries.stderr).toMatch(/^avalake: Not enough arguments following: retries/);
+    expect(noRetries.stderr).toMatch(/^avalake: --retries needs a value; see avalake extract --help/);
     expect(retriesAbc.stderr).toMatch(/^avalake: --retries "abc" is not a number/);
     expect(quietVerbose.stderr).toMatch(/^avalake: --quiet and --verbose contradict each other/);
     expect(quorum.stderr).toMatch(/^avalake: --quorum: expected an integer from 0 to 100, got "abc"/);
