@@ -157,8 +157,8 @@ async function damagedFiles(
     const damaged: DamagedFile[] = [];
     for (const [stream, state] of currently)
       for (const file of state.files) {
-        const size = await committedFileSize(storage, stream, file);
-        if (size !== 'in place' && size !== 'staged')
+        const size = await committedFileSize(storage, stream, file, state.generation);
+        if (typeof size === 'number' || size === undefined)
           damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: size ?? null });
       }
     return damaged;

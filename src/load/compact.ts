@@ -175,7 +175,7 @@ async function inputsReady(
   stream: string,
   files: readonly LiveFile[],
 ): Promise<boolean> {
-  const sizes = new Array<Awaited<ReturnType<typeof committedFileSize>>>(files.length);
+  const sizes = new Array<'in place' | 'staged' | number | undefined>(files.length);
   // Sizes of objects in a bucket are a request each: several at once, as transfers go.
   await eachLimited(files.length, storage.remote ? 8 : 1, async (i) => {
     sizes[i] = await committedFileSize(storage, stream, files[i] as LiveFile);

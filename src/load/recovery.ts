@@ -1,5 +1,5 @@
 import { LakeCorruptError } from './errors.ts';
-import { seqOfStagedFile } from './layout.ts';
+import { generationName, seqOfStagedFile } from './layout.ts';
 import type { RecordStore } from './records.ts';
 import { type CommitRecord, isCompaction, type LiveFile, type StreamState } from './state.ts';
 import { folderOf, type LakeStorage, stagedPath, stagingFolder } from './storage.ts';
@@ -133,24 +133,44 @@ function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
   return byName;
 }
 
+type CommittedFile = { path: string; bytes: number; staged?: string };
+
 /** A lake path's file name. */
 export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /**
  * Where a committed file stands against the size its commit records: in place; still in staging (a
  * writer of a shared catalog, alive or not yet known dead, committed it and has not moved it in: it
- * waits for that writer, or for the recovery after its lease lapses); or the size found in its place,
- * undefined when there is none (deleted or cut short by hand, a restore gone wrong, another lake).
- * Recovery, compaction and `status` judge a lake's files by this one rule.
+ * waits for that writer, or for the recovery after its lease lapses); whole in the generation of
+ * folders the stream's state names (`generation`, given by those who read without recovering first:
+ * a compaction committed and its writer died before it moved the stream's link, which the next open
+ * moves); or the size found in its place, undefined when there is none (deleted or cut short by hand,
+ * a restore gone wrong, another lake). Recovery, compaction, `status` and `repair` judge a lake's files
+ * by this one rule.
  */
 export async function committedFileSize(
   storage: LakeStorage,
   stream: string,
-  file: { path: string; bytes: number; staged?: string },
-): Promise<'in place' | 'staged' | number | undefined> {
+  file: CommittedFile,
+): Promise<'in place' | 'staged' | number | undefined>;
+export async function committedFileSize(
+  storage: LakeStorage,
+  stream: string,
+  file: CommittedFile,
+  generation: number,
+): Promise<'in place' | 'staged' | 'unsettled' | number | undefined>;
+export async function committedFileSize(
+  storage: LakeStorage,
+  stream: string,
+  file: CommittedFile,
+  generation?: number,
+): Promise<'in place' | 'staged' | 'unsettled' | number | undefined> {
   const size = await storage.size(file.path);
   if (size === file.bytes) return 'in place';
   if (size !== undefined) return size;
   const staged = await storage.size(stagedPath(stream, file.staged ?? baseName(file.path)));
-  return staged === undefined ? undefined : 'staged';
+  if (staged !== undefined) return 'staged';
+  if (generation === undefined || !file.path.startsWith(`${stream}/`)) return undefined;
+  const inGeneration = `_generations/${stream}/${generationName(generation)}/${file.path.slice(stream.length + 1)}`;
+  return (await storage.size(inGeneration)) === file.bytes ? 'unsettled' : undefined;
 }

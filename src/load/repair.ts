@@ -1,15 +1,6 @@
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createCommitLog } from './commit.ts';
 import { fileRecordStore } from './file-records.ts';
-import {
-  isSafeSegment,
-  type LakePaths,
-  lakePaths,
-  type Partition,
-  partitionFolders,
-  partitionId,
-} from './layout.ts';
+import { isSafeSegment, lakePaths, type Partition, partitionFolders, partitionId } from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
 import { committedFileSize } from './recovery.ts';
 import {
@@ -109,7 +100,7 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
       const { state: folded, records } = await store.loadStream(stream, { tidy: false });
       const state = folded ?? emptyState(stream);
       for (const record of records) applyRecord(state, record);
-      const plan = await planRepair(paths, storage, state, records);
+      const plan = await planRepair(storage, state, records);
       if (!plan) continue;
       repairs.push(plan.repair);
       if (options.dryRun) continue;
@@ -137,16 +128,15 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
 
 /** A stream's damaged files and what its repaired state is; undefined when none is damaged. */
 async function planRepair(
-  paths: LakePaths,
   storage: LakeStorage,
   state: StreamState,
   records: readonly CommitRecord[],
 ): Promise<{ repair: StreamRepair; state: StreamState } | undefined> {
   const dropped: DroppedFile[] = [];
   for (const file of state.files) {
-    const size = await committedFileSize(storage, state.stream, file);
-    if (size === 'in place' || size === 'staged') continue;
-    if (size === undefined && (await inStateGeneration(paths, state, file))) continue;
+    // 'unsettled' only in a dry run, which recovers nothing.
+    const size = await committedFileSize(storage, state.stream, file, state.generation);
+    if (size === 'in place' || size === 'staged' || size === 'unsettled') continue;
     dropped.push({
       path: file.path,
       table: file.table,
@@ -185,18 +175,6 @@ async function planRepair(
     repair: { stream: state.stream, dropped, rewound: [...rewound.values()].sort(order) },
     state: repaired,
   };
-}
-
-/**
- * A data file missing through the stream's link but whole in the generation the state names: a compaction
- * committed and its writer killed before it moved the link (the next open moves it). Only a dry run,
- * which recovers nothing, meets one.
- */
-async function inStateGeneration(paths: LakePaths, state: StreamState, file: LiveFile): Promise<boolean> {
-  if (file.table !== 'data') return false;
-  const [, ...rest] = file.path.split('/');
-  const path = join(paths.generationDir(state.stream, state.generation), ...rest);
-  return (await stat(path).catch(() => undefined))?.size === file.bytes;
 }
 
 /** The partitions whose rows a live file may hold (see the header), and how that is known. */

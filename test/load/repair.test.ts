@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
+import { readStatus } from '../../src/cli/status.ts';
 import { readLakeState } from '../../src/load/index.ts';
 import { openLake } from '../../src/load/lake.ts';
 import { lakePaths } from '../../src/load/layout.ts';
@@ -32,7 +33,7 @@ const globbed = (dataDir: string) => {
     .sort();
 };
 
-it('leaves alone a compaction whose writer was killed before it moved the link', async () => {
+it('leaves alone a compaction whose writer was killed before it moved the link, as status does', async () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'avalake-repair-')), 'data');
   dirs.push(dataDir);
   const writer = startWriter(fixture, [dataDir]);
@@ -47,6 +48,8 @@ it('leaves alone a compaction whose writer was killed before it moved the link',
   const checkpoints = [...(before?.partitions.values() ?? [])].map((p) => p.checkpoint);
   expect(checkpoints).toEqual([{ next: 30 }, { next: 30 }]);
 
+  // Nor does status, which reads without recovering, take the merged file for damage.
+  expect((await readStatus(dataDir)).damaged).toEqual([]);
   expect(await repairLake({ dataDir, dryRun: true })).toEqual([]);
   expect(await repairLake({ dataDir })).toEqual([]);
   const after = (await readLakeState(dataDir)).get(STREAM);
