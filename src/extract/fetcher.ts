@@ -1,5 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
-import { DEFAULT_MAX_WAIT_MS, isAnswerOfItsOwn, type RateBudget } from './budget.ts';
+import { DEFAULT_MAX_WAIT_MS, type RateBudget } from './budget.ts';
 import {
   connectionFailureOf,
   DeadHostError,
@@ -69,6 +69,7 @@ export interface FetcherOptions {
   deadHostTimeoutsAfterMs?: number;
   /** The longest wait a 429 may ask for before it counts as a spent quota (the budget's, DEFAULT_MAX_WAIT_MS). */
   maxRateWaitMs?: number;
+  /** Milliseconds for the spans above; a monotonic clock by default. */
   now?: () => number;
 }
 
@@ -85,7 +86,7 @@ interface OriginHealth {
   timeouts: number;
   firstTimeoutAt: number;
   dead?: DeadHostError;
-  /** Since when the host has answered nothing but 429s; unset by another answer of its own (isAnswerOfItsOwn). */
+  /** Since when the host has answered nothing but 429s; unset by anything else (an answer, a failure). */
   limitedSince?: number;
   /** Its 429s went on past the longest wait for an allowance (maxRateWaitMs): taken as a spent quota. */
   spent?: QuotaExhaustedError;
@@ -103,7 +104,9 @@ export type Fetcher = (request: FetchRequest) => Promise<unknown>;
 export function createFetcher(options: FetcherOptions): Fetcher {
   const sleep = options.sleep ?? abortableSleep;
   const baseDelayMs = options.baseDelayMs ?? BASE_DELAY_MS;
-  const now = options.now ?? Date.now;
+  // Spans of failures and of 429s: a monotonic clock, so a wall clock stepped (NTP, a VM resumed) does
+  // not turn two failures into a minute of them.
+  const now = options.now ?? (() => performance.now());
   const deadAttempts = options.deadHostAttempts ?? DEAD_HOST_ATTEMPTS;
   const deadAfterMs = options.deadHostAfterMs ?? DEAD_HOST_AFTER_MS;
   const deadTimeouts = options.deadHostTimeouts ?? DEAD_HOST_TIMEOUTS;
@@ -159,8 +162,10 @@ export function createFetcher(options: FetcherOptions): Fetcher {
    * host's spent quota once it is one.
    */
   const rateLimited = (origin: string, h: OriginHealth, answer: HttpAnswer) => {
+    // Anything else (a 5xx of an outage too) ends the run of 429s: "nothing but 429" means just that,
+    // and a run that meets an outage between two 429s must fail as one, not end as a spent quota.
     if (answer.status !== 429) {
-      if (isAnswerOfItsOwn(answer.status)) h.limitedSince = undefined;
+      h.limitedSince = undefined;
       return undefined;
     }
     h.limitedSince ??= now();
@@ -204,6 +209,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         // An answer past any page's size fails the same way every time.
         if ((error as { code?: unknown }).code === 'AVALAKE_ANSWER_TOO_LARGE')
           throw new AbortError(new FinalError((error as Error).message, at, undefined, { cause: error }));
+        host.limitedSince = undefined;
         const dead = connectionFailed(origin, host, error);
         if (dead) throw new AbortError(dead);
         throw new RetryableError(
