@@ -110,8 +110,8 @@ function usageError(message) {
 
 /**
  * A usage mistake (UsageError, src/cli/errors.ts) is one line and exit 2; anything else is a bug and keeps
- * its stack. By name: its class is TypeScript, which this file does not load. A YError is yargs's own,
- * for a flag without its value ("Not enough arguments following: retries").
+ * its stack. By name: its class is TypeScript, which this file does not load. A YError is yargs's own
+ * (an unknown flag, a value outside a flag's choices, a missing positional).
  * @param {string} message
  * @param {Error | undefined} error
  */
