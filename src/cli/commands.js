@@ -9,6 +9,8 @@
  * not pay for the TypeScript loader; it is registered only when a command's module is first imported.
  */
 
+import { processLimitOf, processLimitReason } from '../load/process-limits.js';
+import { EXIT } from './exit.js';
 import { releaseSignals } from './held-signals.js';
 
 export const WARP_NETWORKS = /** @type {const} */ (['mainnet', 'fuji', 'testnet']);
@@ -38,13 +40,41 @@ const loadTypeScript = () => {
 function lazy(load) {
   /** @param {unknown} args */
   return async (args) => {
-    await loadTypeScript();
-    const command = await load();
+    let command;
+    try {
+      await loadTypeScript();
+      command = await load();
+    } catch (error) {
+      // The module loader reads a command's files all at once: a low `ulimit -n` fails it here, before
+      // the command began, so nothing was written.
+      if (!limitStopped(error, 'avalake stopped as it loaded, before it read or wrote anything')) throw error;
+      process.exitCode = EXIT.usage;
+      return;
+    }
     const running = command(args, process.env);
     releaseSignals();
-    const code = await running;
-    if (code !== undefined) process.exitCode = code;
+    try {
+      const code = await running;
+      if (code !== undefined) process.exitCode = code;
+    } catch (error) {
+      // A command that does not name such a failure itself (status, sql…): it may have begun, so 1.
+      if (!limitStopped(error, 'the command stopped')) throw error;
+      process.exitCode = EXIT.failed;
+    }
   };
+}
+
+/**
+ * Whether `error` is a limit of the process (open files, virtual memory), which is then said in one line
+ * with what became of the command (`outcome`).
+ * @param {unknown} error
+ * @param {string} outcome
+ */
+function limitStopped(error, outcome) {
+  const limit = processLimitOf(error);
+  if (limit === undefined) return false;
+  process.stderr.write(`avalake: ${processLimitReason(limit)}; ${outcome}\n`);
+  return true;
 }
 
 /**

@@ -3,6 +3,7 @@ import { ConfigError, type ExtractFlags, resolveExtractConfig } from '../extract
 import { createHttpClient } from '../extract/http.ts';
 import { redactor } from '../extract/log.ts';
 import { type PartitionSummary, RunStoppedError, type RunSummary, runExtract } from '../extract/run.ts';
+import { processLimitOf, processLimitReason } from '../load/index.ts';
 import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { EXIT } from './exit.js';
 import { lakeFailureCode } from './lake-failure.ts';
@@ -227,6 +228,15 @@ export async function extractWith(
       const message =
         `writing the lake in ${config.dataDir} failed: ${errnoReason({ code: device })}; what was committed stays, ` +
         'and the next run continues from it once the device has room';
+      process.stderr.write(`avalake: ${message}\n`);
+      return { code: EXIT.failed, error: message, ...stopped };
+    }
+    // A limit of the process (open files, memory): the run stopped, what it committed stays.
+    const limit = processLimitOf(error);
+    if (limit !== undefined) {
+      const message =
+        `${processLimitReason(limit)}; the run stopped: what was committed to the lake in ${config.dataDir} ` +
+        'stays, and the next run continues from it';
       process.stderr.write(`avalake: ${message}\n`);
       return { code: EXIT.failed, error: message, ...stopped };
     }

@@ -1,4 +1,5 @@
 import pRetry, { AbortError } from 'p-retry';
+import { processLimitOf } from '../load/index.ts';
 import { DEFAULT_MAX_WAIT_MS, type RateBudget } from './budget.ts';
 import {
   connectionFailureOf,
@@ -209,6 +210,9 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         // An answer past any page's size fails the same way every time.
         if ((error as { code?: unknown }).code === 'AVALAKE_ANSWER_TOO_LARGE')
           throw new AbortError(new FinalError((error as Error).message, at, undefined, { cause: error }));
+        // No connection this process may open (too many open files, no memory for the HTTP parser's
+        // WebAssembly) is the process's limit, not the host's: not retried, and the run stops on it.
+        if (processLimitOf(error) !== undefined) throw new AbortError(error as Error);
         host.limitedSince = undefined;
         const dead = connectionFailed(origin, host, error);
         if (dead) throw new AbortError(dead);

@@ -1,4 +1,4 @@
-import { type Lake, openLake, partitionId } from '../load/index.ts';
+import { type Lake, openLake, partitionId, processLimitOf } from '../load/index.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
 import { DeadHostError, FinalError, type QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
@@ -139,6 +139,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
         results.push(summary.summary);
         const over = summary.status === 'done' || summary.status === 'failed';
         await lake.finish(item.stream.name, item.partition, over ? 'done' : 'released');
+        // A limit of the process (open files, memory) fails every partition alike: the run stops on it,
+        // the others committing what they have.
+        if (summary.status === 'failed' && processLimitOf(summary.cause) !== undefined) throw summary.cause;
       }
     };
     // A failure no partition could absorb (the disk full in a commit, say) stops the others, which

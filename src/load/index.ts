@@ -42,6 +42,7 @@ export {
   readLockHolder,
   readLockStanding,
 } from './lock.ts';
+export { type ProcessLimit, processLimitOf, processLimitReason } from './process-limits.js';
 export { CatalogRefusedError, CatalogUnavailableError, CommitConflictError } from './records.ts';
 export { committedFileSize } from './recovery.ts';
 export { rejectSchema } from './rejects.ts';

@@ -1,7 +1,15 @@
 import { open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { acquireLock, fsyncFile, isObjectStorage, type LockOptions, mkdirDurable } from '../load/index.ts';
+import {
+  acquireLock,
+  fsyncFile,
+  isObjectStorage,
+  type LockOptions,
+  mkdirDurable,
+  processLimitOf,
+  processLimitReason,
+} from '../load/index.ts';
 import { syncConfirmations } from './confirmations.ts';
 import { type DuckDBDatabase, openDuckDB, queryRows, quoteIdent, quoteLiteral } from './duckdb.ts';
 import { defineWarehouseFunctions } from './functions.ts';
@@ -127,8 +135,45 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
     }
   } catch (error) {
     // The lock's file too: a device with no room for it has none for the build.
-    throw deviceFailure(error, dirname(target)) ?? error;
+    throw (
+      deviceFailure(error, dirname(target)) ??
+      limitFailure(error, dirname(target)) ??
+      ownFileRefused(error, target) ??
+      error
+    );
   }
+}
+
+/** A build stopped by a limit of the process (open files, memory), as one line; undefined for any other. */
+function limitFailure(error: unknown, dir: string): Error | undefined {
+  const limit = processLimitOf(error);
+  if (limit === undefined) return undefined;
+  return new Error(
+    `building the warehouse in ${dir} failed: ${processLimitReason(limit)}; the warehouse is unchanged`,
+    { cause: error },
+  );
+}
+
+/**
+ * One of the warehouse's own files (the warehouse, its previous generation, its write-ahead log) that
+ * the build may not remove or replace, though its folder is writable: an immutable file (`chattr +i`),
+ * or one owned by another user in a sticky folder. One line naming it; undefined for any other failure.
+ */
+function ownFileRefused(error: unknown, target: string): Error | undefined {
+  const { code, path, dest } = error as NodeJS.ErrnoException & { dest?: string };
+  if (code !== 'EPERM' && code !== 'EACCES') return undefined;
+  const file = [dest, path].find(
+    (p) =>
+      p !== undefined &&
+      dirname(resolve(p)) === dirname(resolve(target)) &&
+      basename(p).startsWith(basename(target)),
+  );
+  if (file === undefined) return undefined;
+  return new Error(
+    `the build cannot replace or remove ${file}: ${errnoReason(error)}; it may be immutable (lsattr shows an i: ` +
+      `\`chattr -i ${file}\`) or not yours; fix that or delete the file. The warehouse is unchanged`,
+    { cause: error },
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { copyFile, link, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, rename, stat, unlink } from 'node:fs/promises';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { type DuckDBDatabase, openDuckDB } from './duckdb.ts';
 
@@ -39,7 +39,7 @@ export async function startAside(
     return 'previous';
   }
   // Unlinked only: a reader holding it keeps reading it.
-  await rm(previous, { force: true });
+  await removeFile(previous);
   if (!options.copy) return 'scratch';
   await copyFile(warehouse, aside, constants.COPYFILE_FICLONE);
   return 'copy';
@@ -51,13 +51,22 @@ export async function startAside(
  */
 export async function keepAsPrevious(warehouse: string): Promise<void> {
   const previous = previousOf(warehouse);
-  await rm(previous, { force: true });
+  await removeFile(previous);
   await link(warehouse, previous).catch(() => undefined);
 }
 
 /** Drops the previous generation (a build from scratch, or the warehouse deleted): nothing to start from. */
-export const forgetPrevious = (warehouse: string): Promise<void> =>
-  rm(previousOf(warehouse), { force: true });
+export const forgetPrevious = (warehouse: string): Promise<void> => removeFile(previousOf(warehouse));
+
+/**
+ * Removes a file that may not exist. Note: not `rm({ force: true })`, which takes a file it may not
+ * unlink (an immutable one: EPERM) for a folder and reports ENOTDIR from scandir, hiding why.
+ */
+async function removeFile(path: string): Promise<void> {
+  await unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+}
 
 /**
  * Whether `previous` is a DuckDB file other than the warehouse itself, nobody has it open, and

@@ -52,18 +52,36 @@ export function launcherEnv(env: Readonly<Record<string, string>> = {}): NodeJS.
  * Runs `avalake ARGS` as a real process, as a user does (through the launcher; the environment plus `env`,
  * no colour), and collects its output. `fileSizeKiB` limits every file it writes (ulimit -f): a write past
  * it fails with EFBIG, as one on a full disk fails with ENOSPC, without a small file system to mount.
+ * `openFiles` (ulimit -n) and `virtualMemoryKiB` (ulimit -v) limit the process likewise.
  * `cwd` is its working directory (default the tests'). `asNobody` runs it as the user nobody when the tests
  * run as root, for whom permissions refuse nothing (the files it reads and writes must be nobody's).
  */
 export function runCli(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
-  { fileSizeKiB, cwd, asNobody }: { fileSizeKiB?: number; cwd?: string; asNobody?: boolean } = {},
+  {
+    fileSizeKiB,
+    openFiles,
+    virtualMemoryKiB,
+    cwd,
+    asNobody,
+  }: {
+    fileSizeKiB?: number;
+    openFiles?: number;
+    virtualMemoryKiB?: number;
+    cwd?: string;
+    asNobody?: boolean;
+  } = {},
 ): Promise<CliResult> {
+  const limits = [
+    fileSizeKiB !== undefined ? `ulimit -f ${fileSizeKiB}` : '',
+    openFiles !== undefined ? `ulimit -n ${openFiles}` : '',
+    virtualMemoryKiB !== undefined ? `ulimit -v ${virtualMemoryKiB}` : '',
+  ].filter(Boolean);
   return new Promise((resolve) => {
     const [command, commandArgs] =
-      fileSizeKiB !== undefined
-        ? ['sh', ['-c', `ulimit -f ${fileSizeKiB} && exec "$0" "$@"`, LAUNCHER, ...args]]
+      limits.length > 0
+        ? ['sh', ['-c', `${limits.join(' && ')} && exec "$0" "$@"`, LAUNCHER, ...args]]
         : asNobody && process.getuid?.() === 0
           ? ['setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', LAUNCHER, ...args]]
           : [LAUNCHER, args];
