@@ -1,18 +1,12 @@
 import { existsSync } from 'node:fs';
-import { emptyStreamName } from '../extract/config.ts';
-import {
-  acquireLock,
-  type CompactionResult,
-  isObjectStorage,
-  openLake,
-  readLakeState,
-} from '../load/index.ts';
+import { acquireLock, type CompactionResult, isObjectStorage, openLake } from '../load/index.ts';
 import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { lakeFailureExit } from './lake-failure.ts';
+import { lakeStreamsFlag } from './lake-streams-flag.ts';
 
 export interface CompactArgs {
   dataDir?: string;
@@ -124,23 +118,12 @@ export async function compact(
     return EXIT.usage;
   }
   const { dataDir, catalog, localDir } = lake;
-  // An empty name (`a,,b`, `""`) is a typo, not "every stream": refused as extract refuses it.
-  const streams = args.streams?.split(',').map((s) => s.trim());
-  if (streams?.includes('')) {
-    process.stderr.write(`avalake: ${emptyStreamName(args.streams as string)}\n`);
+  const flag = await lakeStreamsFlag(args.streams, dataDir, catalog);
+  if ('refused' in flag) {
+    process.stderr.write(`avalake: ${flag.refused}\n`);
     return EXIT.usage;
   }
-  if (streams) {
-    const known = [...(await readLakeState(dataDir, catalog)).keys()];
-    const unknown = streams.filter((s) => !known.includes(s));
-    if (unknown.length > 0) {
-      process.stderr.write(
-        `avalake: --streams: ${unknown.join(', ')} ${unknown.length === 1 ? 'has' : 'have'} nothing committed in ${dataDir}; ` +
-          `streams there: ${known.join(', ') || 'none'}\n`,
-      );
-      return EXIT.usage;
-    }
-  }
+  const { streams } = flag;
   try {
     const report = await compactLake({
       dataDir,

@@ -1,9 +1,9 @@
-import { emptyStreamName } from '../extract/config.ts';
-import { readLakeState, repairLake, type StreamRepair } from '../load/index.ts';
+import { repairLake, type StreamRepair } from '../load/index.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn, unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
 import { lakeFailureExit } from './lake-failure.ts';
+import { lakeStreamsFlag } from './lake-streams-flag.ts';
 import { checkpointText, partitionText } from './status.ts';
 
 export interface RepairArgs {
@@ -91,23 +91,13 @@ export async function repair(
     process.stderr.write(`avalake: ${noLake}\n`);
     return EXIT.usage;
   }
-  const streams = args.streams?.split(',').map((s) => s.trim());
-  if (streams?.includes('')) {
-    process.stderr.write(`avalake: ${emptyStreamName(args.streams as string)}\n`);
-    return EXIT.usage;
-  }
   try {
-    if (streams) {
-      const known = [...(await readLakeState(dataDir)).keys()];
-      const unknown = streams.filter((s) => !known.includes(s));
-      if (unknown.length > 0) {
-        process.stderr.write(
-          `avalake: --streams: ${unknown.join(', ')} ${unknown.length === 1 ? 'has' : 'have'} nothing committed in ${dataDir}; ` +
-            `streams there: ${known.join(', ') || 'none'}\n`,
-        );
-        return EXIT.usage;
-      }
+    const flag = await lakeStreamsFlag(args.streams, dataDir);
+    if ('refused' in flag) {
+      process.stderr.write(`avalake: ${flag.refused}\n`);
+      return EXIT.usage;
     }
+    const { streams } = flag;
     const repaired = await repairLake({
       dataDir,
       ...(streams ? { streams } : {}),

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { type LiveFile, readLakeState } from '../../src/load/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
-import { expectLakeAsReference } from '../helpers/lake.ts';
+import { extractedTwoDays, extractOnce } from '../helpers/extract.ts';
+import { dataFiles, expectLakeAsReference } from '../helpers/lake.ts';
 import { expectExtractStopped, runCli } from '../helpers/output.ts';
 
 /**
@@ -32,23 +32,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => emulator?.close());
 
-/** A workspace extracted twice, a day apart: streams with several small files to compact. */
-async function twoDays(reference?: string) {
-  const w = coreWorkspace(emulator);
-  for (const day of [0, 1]) {
-    if (day > 0) emulator.advance(DAY);
-    expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
-    if (reference) expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
-  }
-  return w;
-}
-
-const dataFiles = async (dataDir: string, stream: string): Promise<LiveFile[]> =>
-  ((await readLakeState(dataDir)).get(stream)?.files ?? []).filter((f) => f.table === 'data');
-
 describe('a lake file deleted or cut short by hand', () => {
   it('status and compact name it; compact leaves its stream as it was, compacts the others, and exits 1', async () => {
-    const w = await twoDays();
+    const w = await extractedTwoDays(emulator);
     // Two streams with files to merge: one loses a file, the other has one cut short.
     const streams: string[] = [];
     for (const stream of (await readLakeState(w.dataDir)).keys())
@@ -113,7 +99,7 @@ describe('a lake file deleted or cut short by hand', () => {
 });
 
 it('a device with no room even for a lock: build and compact exit 1 with one line each, and leave no lock file behind', async () => {
-  const w = await twoDays();
+  const w = await extractedTwoDays(emulator);
   const build = await runCli(['build', '--data-dir', w.dataDir], {}, { fileSizeKiB: 0 });
   expect(build.code).toBe(1);
   expect(build.stderr).toBe(
@@ -142,7 +128,7 @@ it.skipIf(!canDropRoot)(
   async () => {
     // The same extracts into a directory of its own, uninterrupted.
     const reference = join(mkdtempSync(join(tmpdir(), 'avalake-reference-')), 'data');
-    const w = await twoDays(reference);
+    const w = await extractedTwoDays(emulator, reference);
     const utxos = join(w.dataDir, 'lake', '_commits', 'utxos');
     if (process.getuid?.() === 0) spawnSync('chown', ['-R', 'nobody:nogroup', w.dir]);
     chmodSync(utxos, 0o555);

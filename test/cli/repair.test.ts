@@ -13,11 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { resolveExtractConfig } from '../../src/extract/config.ts';
-import { acquireLock, type LiveFile, lakePaths, readLakeState } from '../../src/load/index.ts';
+import { acquireLock, lakePaths, readLakeState } from '../../src/load/index.ts';
 import { queryRows, quoteIdent, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
-import { coreWorkspace, extractOnce } from '../helpers/extract.ts';
-import { fileHashes } from '../helpers/lake.ts';
+import { coreWorkspace, extractedTwoDays, extractOnce } from '../helpers/extract.ts';
+import { dataFiles, fileHashes } from '../helpers/lake.ts';
 import { runCli } from '../helpers/output.ts';
 import { lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 import { startWriter } from '../load/fixtures/writer-process.ts';
@@ -36,20 +36,6 @@ beforeAll(async () => {
   emulator = await startEmulator();
 }, 60_000);
 afterAll(() => emulator?.close());
-
-/** A workspace extracted twice, a day apart (and the same into `reference`): streams with several files. */
-async function twoDays(reference?: string) {
-  const w = coreWorkspace(emulator);
-  for (const day of [0, 1]) {
-    if (day > 0) emulator.advance(DAY);
-    expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
-    if (reference) expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
-  }
-  return w;
-}
-
-const dataFiles = async (dataDir: string, stream: string): Promise<LiveFile[]> =>
-  ((await readLakeState(dataDir)).get(stream)?.files ?? []).filter((f) => f.table === 'data');
 
 /** Streams of the lake with at least two data files, snapshots apart. */
 async function streamsWithFiles(dataDir: string): Promise<string[]> {
@@ -96,7 +82,7 @@ async function tableDifference(a: string, b: string, table: string): Promise<Rec
 describe('avalake repair', () => {
   it('drops a deleted and a cut-short file, rewinds their partitions; status, compaction, the next run and a build from scratch are whole again', async () => {
     const reference = join(mkdtempSync(join(tmpdir(), 'avalake-reference-')), 'data');
-    const w = await twoDays(reference);
+    const w = await extractedTwoDays(emulator, reference);
     const [missingIn, cutIn] = (await streamsWithFiles(w.dataDir)) as [string, string];
     expect(cutIn).toBeDefined();
     const [missing] = await dataFiles(w.dataDir, missingIn);
@@ -202,7 +188,7 @@ describe('avalake repair', () => {
   }, 240_000);
 
   it('lets a run go on when the damaged file is named by a commit not yet folded, which stops the lake from opening', async () => {
-    const w = await twoDays();
+    const w = await extractedTwoDays(emulator);
     // The newest commit of a stream that has one after its state: each opening of the lake checks its files.
     let damaged: { stream: string; path: string } | undefined;
     for (const [stream, state] of await readLakeState(w.dataDir)) {
@@ -232,7 +218,7 @@ describe('avalake repair', () => {
   }, 240_000);
 
   it('a repair SIGKILLed at any step leaves the lake as it was or repaired, and a repair run again finishes it', async () => {
-    const w = await twoDays();
+    const w = await extractedTwoDays(emulator);
     const [stream] = (await streamsWithFiles(w.dataDir)) as [string];
     const [cut] = await dataFiles(w.dataDir, stream);
     if (!cut) throw new Error('no files');

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import { extract } from '../../src/cli/extract.ts';
 import { demoPipelineOf } from '../../src/emulator/demo-pipeline.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -89,3 +90,17 @@ export const workersWorkspace = (emulator: Emulator) =>
     p.concurrency = 2;
     fewMetrics(p);
   });
+
+/**
+ * A core workspace extracted twice, a day of the emulator's clock apart (and the same into `reference`,
+ * when given): streams with several small files, to damage, compact or repair.
+ */
+export async function extractedTwoDays(emulator: Emulator, reference?: string) {
+  const w = coreWorkspace(emulator);
+  for (const day of [0, 1]) {
+    if (day > 0) emulator.advance(86_400);
+    expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
+    if (reference) expect((await extractOnce(w.pipelinePath, reference)).status).toBe('ok');
+  }
+  return w;
+}

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { partitionId, readLakeState } from '../../src/load/index.ts';
+import { type LiveFile, partitionId, readLakeState } from '../../src/load/index.ts';
 import { queryRows, quoteLiteral, withDuckDB } from '../../src/warehouse/duckdb.ts';
 
 /** Runs a query on a fresh in-memory DuckDB (extensions never downloaded); rows JSON-safe, DECIMALs exact. */
@@ -108,3 +108,7 @@ export async function expectLakeAsReference(dataDir: string, reference: string, 
     expect(lake[stream], stream).toEqual(wanted[stream]);
   }
 }
+
+/** A stream's live data files, as the commit log names them. */
+export const dataFiles = async (dataDir: string, stream: string): Promise<LiveFile[]> =>
+  ((await readLakeState(dataDir)).get(stream)?.files ?? []).filter((f) => f.table === 'data');
