@@ -3,9 +3,9 @@ import { acquireLock, type CompactionResult, isObjectStorage, openLake } from '.
 import { deviceFailureCode, errnoReason } from '../warehouse/output.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
 import { lakeOption } from './catalog.ts';
-import { noLakeIn, unwritable } from './data-dir.ts';
+import { noLakeIn } from './data-dir.ts';
 import { EXIT } from './exit.js';
-import { lakeFailureExit } from './lake-failure.ts';
+import { lakeCommandExit } from './lake-failure.ts';
 import { lakeStreamsFlag } from './lake-streams-flag.ts';
 
 export interface CompactArgs {
@@ -139,13 +139,8 @@ export async function compact(
     for (const message of damaged) process.stderr.write(`avalake: ${message}\n`);
     return damaged.length > 0 ? EXIT.failed : EXIT.ok;
   } catch (error) {
-    const failed = lakeFailureExit(error);
+    const failed = lakeCommandExit(error, dataDir);
     if (failed !== undefined) return failed;
-    const refused = unwritable('--data-dir', dataDir, error);
-    if (refused) {
-      process.stderr.write(`avalake: ${refused}\n`);
-      return EXIT.usage;
-    }
     const device = compactionDeviceFailure(error, dataDir);
     if (device) {
       process.stderr.write(`avalake: ${device}\n`);

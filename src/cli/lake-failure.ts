@@ -6,6 +6,7 @@ import {
   LockHeldError,
   StorageUnavailableError,
 } from '../load/index.ts';
+import { unwritable } from './data-dir.ts';
 import { EXIT } from './exit.js';
 
 /**
@@ -31,4 +32,17 @@ export function lakeFailureExit(error: unknown): number | undefined {
   const code = lakeFailureCode(error);
   if (code !== undefined) process.stderr.write(`avalake: ${(error as Error).message}\n`);
   return code;
+}
+
+/**
+ * A lake command's failure that has words for the user (compact, repair): lakeFailureExit's, or a data
+ * directory it may not write in (exit 2), printed as one line; undefined for anything else.
+ */
+export function lakeCommandExit(error: unknown, dataDir: string): number | undefined {
+  const failed = lakeFailureExit(error);
+  if (failed !== undefined) return failed;
+  const refused = unwritable('--data-dir', dataDir, error);
+  if (!refused) return undefined;
+  process.stderr.write(`avalake: ${refused}\n`);
+  return EXIT.usage;
 }

@@ -1,8 +1,8 @@
 import { repairLake, type StreamRepair } from '../load/index.ts';
 import { lakeOption } from './catalog.ts';
-import { noLakeIn, unwritable } from './data-dir.ts';
+import { noLakeIn } from './data-dir.ts';
 import { EXIT } from './exit.js';
-import { lakeFailureExit } from './lake-failure.ts';
+import { lakeCommandExit } from './lake-failure.ts';
 import { lakeStreamsFlag } from './lake-streams-flag.ts';
 import { checkpointText, partitionText } from './status.ts';
 
@@ -112,13 +112,8 @@ export async function repair(
     process.stdout.write(`${args.json ? JSON.stringify(report) : formatRepair(report)}\n`);
     return EXIT.ok;
   } catch (error) {
-    const failed = lakeFailureExit(error);
+    const failed = lakeCommandExit(error, dataDir);
     if (failed !== undefined) return failed;
-    const refused = unwritable('--data-dir', dataDir, error);
-    if (refused) {
-      process.stderr.write(`avalake: ${refused}\n`);
-      return EXIT.usage;
-    }
     throw error;
   }
 }
