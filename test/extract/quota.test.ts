@@ -86,10 +86,12 @@ describe('a per-day compute-unit quota', () => {
 describe('a service that answers nothing but 429, each asking for a short wait', () => {
   it('is a spent quota once that lasts longer than the run waits: exit 0, its host named, the next run continues', async () => {
     const good = await startEmulator();
-    // A tenth of a second's wait each time, no ratelimit-* headers: a run waits one second at most.
+    // A quarter second's wait each time, no ratelimit-* headers: a run waits one second at most. The nine
+    // attempts of one request then span two seconds, past that second (at 0.1 s a request could spend
+    // them all just under it and fail as rate limited, as it did once in CI).
     const limited = await startFront(good.url, () => ({
       status: 429,
-      headers: { 'retry-after': '0.1' },
+      headers: { 'retry-after': '0.25' },
       body: { message: 'Too many requests' },
     }));
     const http = createHttpClient({ userAgent: 'avalake/test' });
