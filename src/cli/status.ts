@@ -98,6 +98,8 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
   for (const [stream, state] of states) {
     for (const p of state.partitions.values()) {
       const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
+      // Rounded on its own: -Math.round(x) is not Math.round(-x) at half a second (it rounds toward +∞).
+      const ahead = Math.round((Date.parse(p.committedAt) - now) / 1000);
       const stampedAhead = Math.round(((newestStampOf(p) ?? now) - now) / 1000);
       partitions.push({
         stream,
@@ -106,8 +108,8 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
         lastSeq: p.seq,
         lastCommitAt: p.committedAt,
         ageSeconds: Math.max(0, age),
-        ...(-age > CLOCK_SLACK_SECONDS ? { aheadSeconds: -age } : {}),
-        ...(-age <= CLOCK_SLACK_SECONDS && stampedAhead > CLOCK_SLACK_SECONDS
+        ...(ahead > CLOCK_SLACK_SECONDS ? { aheadSeconds: ahead } : {}),
+        ...(ahead <= CLOCK_SLACK_SECONDS && stampedAhead > CLOCK_SLACK_SECONDS
           ? { stampedAheadSeconds: stampedAhead }
           : {}),
         lastRunId: p.runId,

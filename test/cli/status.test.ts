@@ -193,6 +193,11 @@ describe('avalake status', () => {
       expect(p.ageSeconds).toBe(0);
       expect(p.aheadSeconds).toBe(Math.round((Date.parse(p.lastCommitAt) - behind) / 1000));
     }
+    // Exactly half a second past a whole one: the lead rounds as itself, not as a negated age.
+    const anyPartition = report.partitions[0] as LakeStatus['partitions'][number];
+    const halfway = Date.parse(anyPartition.lastCommitAt) - 3_598_500;
+    const rounded = JSON.parse((await runStatus({ dataDir: workspace.dataDir, json: true }, halfway)).stdout);
+    expect(rounded.partitions[0].aheadSeconds).toBe(3599);
     const warned = (await runStatus({ dataDir: workspace.dataDir }, behind)).stdout.trimEnd().split('\n');
     expect(warned.at(-1)).toMatch(
       new RegExp(
