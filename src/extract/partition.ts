@@ -49,6 +49,8 @@ export interface PartitionWork {
   /** One time for the whole run: every snapshot it takes is stamped with it, so they line up. */
   runStartedAt: number;
   retriesOf(): number;
+  /** Before the first request of a partition read from its beginning: may refuse it (by throwing). */
+  beforeFirstRead?(request: PageRequest): Promise<void>;
   /** `onDate`: the source's clock, from the answer. */
   fetchPage(
     request: PageRequest,
@@ -105,6 +107,7 @@ export async function extractPartition(work: PartitionWork) {
     sourceAt = Math.max(sourceAt ?? ms, ms);
   };
   const counting = async (request: PageRequest, pageToken?: string) => {
+    if (requests === 0 && checkpoint === undefined) await work.beforeFirstRead?.(request);
     requests++;
     const answer = await work.fetchPage(request, pageToken, onDate);
     if (requests === 1) total = expectedPages(stream, checkpoint, answer);

@@ -1,5 +1,6 @@
 import { type Lake, openLake, partitionId, processLimitOf } from '../load/index.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
+import { chainNetworkCheck } from './chain-network.ts';
 import { DeadHostError, FinalError, type QuotaExhaustedError } from './errors.ts';
 import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
@@ -11,7 +12,8 @@ import { sendPage } from './requests.ts';
 import { createSharedBudget } from './shared-budget.ts';
 import { sleep } from './sleep.ts';
 import { isUnfinished } from './strategies/index.ts';
-import type { Partition, StreamDefinition } from './stream.ts';
+import { httpGet, type Partition, type StreamDefinition } from './stream.ts';
+import { chains } from './streams/chains.ts';
 
 export type { PartitionStatus, PartitionSummary } from './partition.ts';
 
@@ -95,6 +97,16 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const runStartedAt = Date.now();
     const work = plan(options, lake);
     progress({ kind: 'plan', at: Date.now(), partitions: countByStream(work) });
+    const checkChainNetwork = chainNetworkCheck((network) =>
+      sendPage({
+        request: httpGet({ service: 'data', route: '/v1/chains', params: {}, query: { network } }),
+        pipeline: options.pipeline,
+        fetcher,
+        budgetFor,
+        item: { stream: chains, partition: { network, feature: 'all' } },
+        signal: stop.signal,
+      }),
+    );
     const nextItem = claimQueue(lake, work, stop.signal);
     const results: PartitionSummary[] = [];
     const worker = async () => {
@@ -109,6 +121,11 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
           signal: stop.signal,
           runStartedAt,
           retriesOf: () => retries.get(`${item.stream.name}\n${partitionId(item.partition)}`) ?? 0,
+          beforeFirstRead: (request) =>
+            checkChainNetwork(request, item.partition, {
+              stream: item.stream.name,
+              partition: partitionId(item.partition),
+            }),
           fetchPage: (request, pageToken, onDate) =>
             sendPage({
               request,
