@@ -212,6 +212,16 @@ export const PipelineSchema = z
           message: `an address of ${p.network}, the pipeline's network, starting "${hrp}1" (this one is of ${hrp === 'avax' ? 'fuji' : 'mainnet'})`,
         });
     });
+    // The Metrics API's network-wide series are named by network, and the rows take the pipeline's.
+    const otherSeries = p.network === 'mainnet' ? 'testnet' : 'mainnet';
+    p.metrics.chains.forEach((chain, i) => {
+      if (chain === otherSeries)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['metrics', 'chains', i],
+          message: `an EVM chain id, total, or ${p.network === 'mainnet' ? 'mainnet' : 'testnet'} (the pipeline's network is ${p.network}; its rows would be labelled so)`,
+        });
+    });
   })
   .refine((p) => !isDate(p.start) || (boundAt(p.start, 0) ?? 0) <= Date.now() / 1000, {
     path: ['start'],

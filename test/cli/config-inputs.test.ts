@@ -307,7 +307,7 @@ describe('base URLs with a path', () => {
 });
 
 describe('pipeline lists', () => {
-  it('a value listed twice, in any spelling, or an address of the other network is exit 2 naming it; nothing written', async () => {
+  it('a value listed twice, in any spelling, or an address or metrics series of the other network is exit 2 naming it; nothing written', async () => {
     const base: Record<string, unknown> = basePipeline();
     const primary = base.primary as { addresses: string[] };
     const [address] = primary.addresses;
@@ -331,6 +331,10 @@ describe('pipeline lists', () => {
       [
         { ...base, network: 'mainnet' },
         `primary.addresses.0: got "${address}"; expected an address of mainnet, the pipeline's network, starting "avax1" (this one is of fuji)`,
+      ],
+      [
+        { ...base, metrics: { chains: ['43113', 'mainnet'], metrics: ['txCount'] } },
+        `metrics.chains.1: got "mainnet"; expected an EVM chain id, total, or testnet (the pipeline's network is fuji; its rows would be labelled so)`,
       ],
     ];
     for (const [pipeline, says] of cases) {

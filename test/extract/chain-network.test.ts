@@ -87,6 +87,21 @@ describe('an EVM chain of the other network in the pipeline', () => {
     expect(counter.listings).toEqual([]);
   });
 
+  it('fails a metrics chain of the other network the same way, naming metrics.chains', async () => {
+    const w = demoWorkspace(emulator, (p) => {
+      p.streams = ['metrics'];
+      p.metrics = { chains: ['43114'], metrics: ['txCount'], intervals: ['day'] };
+    });
+    const summary = await extractOnce(w.pipelinePath, w.dataDir);
+    expect(summary.status).toBe('failed');
+    expect(summary.partitions.map((p) => [p.requests, p.error?.split(':')[0]])).toEqual([
+      [0, "EVM chain 43114 is a mainnet chain, and the pipeline's network is fuji"],
+    ]);
+    expect(summary.partitions[0]?.error).toContain(
+      'Remove 43114 from metrics.chains, or set "network" to mainnet',
+    );
+  });
+
   it('lets a chain neither network lists go on to the service’s own answer', async () => {
     const w = demoWorkspace(emulator, (p) => {
       oneAddress(p);
