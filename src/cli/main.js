@@ -56,7 +56,7 @@ try {
         );
       }
       // The options yargs holds as the middleware runs are the matched command's (getOptions is not typed).
-      const bare = flagsWithoutValue(argv, /** @type {any} */ (parser).getOptions().string);
+      const bare = flagsWithoutValue(argv, /** @type {any} */ (parser).getOptions());
       if (bare.length > 0)
         throw usageError(`${bare.join(', ')} needs a value; see avalake ${argv._[0] ?? ''} --help`);
       const repeated = Object.keys(argv).filter(
@@ -76,26 +76,42 @@ try {
 }
 
 /**
- * The text flags given with nothing after them (`--pipeline --data-dir x`, `--scale` last). yargs gives
- * such a flag its default, or the empty string, which commands took for a value (the emulator ran at
- * its defaults, `status` read the current folder). A value written out empty (`--faults ""`) stays, and
- * so does one that starts with a dash where yargs took it as the value (`--max-age -1h`, which the
- * command then judges).
+ * The text flags given without a value: nothing after them (`--pipeline --data-dir x`, `--scale` last),
+ * nothing after their `=` (`--data-dir=`, a wrapper's `--data-dir="$UNSET"`) or an empty word
+ * (`--data-dir ""`), in either spelling yargs accepts (`--dataDir`). yargs gives such a flag its default,
+ * or the empty string, which commands took for a value (the emulator ran at its defaults, `status` read
+ * the current folder). Each is named once, in its kebab form, as --help lists it. An empty value stays
+ * where it is the flag's default written out (`--faults ""`), and so does one that starts with a dash
+ * where yargs took it as the value (`--max-age -1h`, which the command then judges).
  * @param {Record<string, unknown>} argv
- * @param {string[]} textFlags the command's flags that take a value
+ * @param {{ string: string[], default: Record<string, unknown> }} options the command's: `string` lists
+ *   the flags that take a value
  */
-function flagsWithoutValue(argv, textFlags) {
+function flagsWithoutValue(argv, options) {
   const all = hideBin(process.argv);
   // What follows a lone `--` is not options (the text of `avalake sql -- …`).
   const tokens = all.includes('--') ? all.slice(0, all.indexOf('--')) : all;
-  return tokens.flatMap((token, i) => {
-    const key = /^--([a-z][a-z0-9-]*)$/.exec(token)?.[1];
-    if (key === undefined || !textFlags.includes(key)) return [];
-    const next = tokens[i + 1];
-    const values = [argv[key]].flat().map(String);
-    const taken = next !== undefined && (!next.startsWith('-') || next === '-' || values.includes(next));
-    return taken ? [] : [`--${key}`];
+  const bare = tokens.flatMap((token, i) => {
+    const [, name, written] = /^--([a-z][a-zA-Z0-9-]*)(?:=(.*))?$/s.exec(token) ?? [];
+    const key = name === undefined ? undefined : kebab(name);
+    if (key === undefined || !options.string.includes(key)) return [];
+    const value = written ?? wordTaken(tokens[i + 1], argv[key]);
+    const missing = value === undefined || (value === '' && options.default[key] !== '');
+    return missing ? [`--${key}`] : [];
   });
+  return [...new Set(bare)];
+}
+
+/**
+ * The word after a flag written without `=`, if yargs took it as the flag's value: a word that starts
+ * with a dash is taken only when it is not itself a flag (`-1h`, `-`).
+ * @param {string | undefined} next
+ * @param {unknown} parsed what yargs made of the flag (a list when it was given more than once)
+ */
+function wordTaken(next, parsed) {
+  if (next === undefined) return undefined;
+  const taken = !next.startsWith('-') || next === '-' || [parsed].flat().map(String).includes(next);
+  return taken ? next : undefined;
 }
 
 /**

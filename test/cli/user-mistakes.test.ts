@@ -276,4 +276,26 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
     expectRefused(unknown, 2, /^avalake: Unknown argument: log-format$/m);
     expect(existsSync(other)).toBe(false);
   }, 60_000);
+
+  it('written out empty, or camel-cased, is the same mistake, named once as --help lists it', async () => {
+    const other = join(dir, 'not-made-either');
+    const [equals, empty, camel, camelEquals, both, camelDash, dashRetries] = await Promise.all([
+      runCli(['status', '--data-dir=']),
+      runCli(['status', '--data-dir', '']),
+      runCli(['extract', '--dataDir']),
+      runCli(['extract', '--pipeline=', '--dataDir=']),
+      runCli(['status', '--data-dir=', '--dataDir']),
+      runCli(['test', '--dataDir', built, '--maxAge', '-1h']),
+      runCli(['extract', 'pipelines/demo.json', '--dataDir', other, '--retries', '-1']),
+    ]);
+    // Before, status read the current folder ("nothing extracted yet into : …", exit 0).
+    for (const status of [equals, empty, both])
+      expectRefused(status, 2, /^avalake: --data-dir needs a value; see avalake status --help$/m);
+    expectRefused(camel, 2, /^avalake: --data-dir needs a value; see avalake extract --help$/m);
+    expectRefused(camelEquals, 2, /^avalake: --pipeline, --data-dir needs a value/m);
+    // Values that start with a dash are still the command's to judge, in either spelling.
+    expectRefused(camelDash, 2, /--max-age -1h: a duration cannot be negative/);
+    expectRefused(dashRetries, 2, /--retries "-1" is out of range/);
+    expect(existsSync(other)).toBe(false);
+  }, 60_000);
 });
