@@ -85,7 +85,10 @@ export function formatSummary(summary: RunSummary): string {
   lines.push(
     `run ${summary.runId}: ${summary.status}${summary.quota ? ` (${summary.quota}; the next run continues)` : ''}`,
   );
-  if (summary.error) lines.push(`  stopped by: ${summary.error}`);
+  // A failure that stopped the run in a partition (a limit of the process) is said once, on the
+  // partitions' line below.
+  if (summary.error && !summary.partitions.some((p) => p.error === summary.error))
+    lines.push(`  stopped by: ${summary.error}`);
   // The same failure in many partitions (a rejected key, a host down) is one line, not one per partition.
   const failures = new Map<string, PartitionSummary[]>();
   for (const p of summary.partitions.filter((x) => x.error)) {

@@ -411,13 +411,17 @@ export function formatRun(report: RunReport): string {
   );
   const streams = Object.entries(report.extract.streams);
   const width = Math.max(6, ...streams.map(([name]) => name.length));
+  // What stopped the run (a limit of the process) failed its partitions too: said once, on its own line.
+  const { reason } = report.extract;
+  const failures = (errors: string[]) =>
+    errors.map((e) => (reason?.startsWith(e) ? 'what stopped the run, below' : e)).join('; ');
   for (const [name, s] of streams)
     lines.push(
       `  ${name.padEnd(width)} ${String(s.rows).padStart(8)} rows ${String(s.requests).padStart(6)} requests` +
         `${s.retries > 0 ? `  ${s.retries} retries` : ''}${s.rejects > 0 ? `  ${s.rejects} rejects` : ''}` +
-        `${s.failed > 0 ? `  ${s.failed} partitions failed: ${(s.errors ?? []).join('; ')}` : ''}`,
+        `${s.failed > 0 ? `  ${s.failed} partitions failed: ${failures(s.errors ?? [])}` : ''}`,
     );
-  if (report.extract.reason) lines.push(`  stopped by: ${report.extract.reason}`);
+  if (reason) lines.push(`  stopped by: ${reason}`);
   const b = report.build;
   lines.push(
     b.status === 'ok'

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { type Lake, newestStampOf, nextStamp, type Observation, partitionId } from '../load/index.ts';
+import {
+  type Lake,
+  newestStampOf,
+  nextStamp,
+  type Observation,
+  partitionId,
+  processLimitOf,
+  processLimitReason,
+} from '../load/index.ts';
 import { lake as lakeTypes } from '../schemas/lake.ts';
 import { DeadHostError, QuotaExhaustedError } from './errors.ts';
 import { knownRejectsOf } from './known-rejects.ts';
@@ -288,6 +296,7 @@ export async function extractPartition(work: PartitionWork) {
   // A walk that found nothing new still says so: freshness is the time a partition was last checked.
   if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
   const seconds = (Date.now() - started) / 1000;
+  const ownWords = status === 'failed' ? (cause as Error).message : undefined;
   const summary: PartitionSummary = {
     stream: stream.name,
     partition,
@@ -298,7 +307,7 @@ export async function extractPartition(work: PartitionWork) {
     rejects,
     commits,
     seconds,
-    ...(status === 'failed' ? { error: (cause as Error).message } : {}),
+    ...(status === 'failed' ? { error: failureMessage(cause) } : {}),
   };
   work.progress({
     kind: 'end',
@@ -321,6 +330,18 @@ export async function extractPartition(work: PartitionWork) {
     requests,
     seconds: Math.round(seconds * 10) / 10,
     ...(summary.error ? { error: summary.error } : {}),
+    // The failure's own words (which connection or file hit the limit), when the summary's differ.
+    ...(summary.error !== ownWords ? { cause: ownWords } : {}),
   });
   return { summary, status, cause };
+}
+
+/**
+ * A failure as a run's summary words it. A limit of the process (`connect EMFILE 127.0.0.1:…`) is said as
+ * the CLI's one line says it, what to raise and how, since every partition fails on it alike; anything
+ * else in its own words.
+ */
+export function failureMessage(error: unknown): string {
+  const limit = processLimitOf(error);
+  return limit === undefined ? (error as Error).message : processLimitReason(limit);
 }

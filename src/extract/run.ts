@@ -5,7 +5,7 @@ import { DeadHostError, FinalError, type QuotaExhaustedError } from './errors.ts
 import { createFetcher, type Fetcher } from './fetcher.ts';
 import type { HttpClient } from './http.ts';
 import { type Logger, silentLogger } from './log.ts';
-import { extractPartition, type PartitionSummary } from './partition.ts';
+import { extractPartition, failureMessage, type PartitionSummary } from './partition.ts';
 import type { Pipeline } from './pipeline.ts';
 import type { ProgressSink } from './progress.ts';
 import { sendPage } from './requests.ts';
@@ -189,7 +189,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     };
     const [crash] = crashes;
     if (crash !== undefined)
-      throw new RunStoppedError({ ...summary, status: 'failed', error: (crash as Error).message }, crash);
+      throw new RunStoppedError({ ...summary, status: 'failed', error: failureMessage(crash) }, crash);
   } catch (error) {
     // A run that failed may leave a flush open, which the lake refuses to close over: the run's own
     // failure is what the user must see (the next start discards what that flush staged).
@@ -201,7 +201,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
   // Closing writes too (the commit log's folds and states): a failure there stops a run whose partitions
   // are committed, and the summary of what they committed is still the user's to see.
   await lake.close().catch((closing: unknown) => {
-    throw new RunStoppedError({ ...summary, status: 'failed', error: (closing as Error).message }, closing);
+    throw new RunStoppedError({ ...summary, status: 'failed', error: failureMessage(closing) }, closing);
   });
   return summary;
 }

@@ -3,11 +3,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run } from '../../src/cli/run.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { extractCaptured, extractOnce, pipelineWorkspace, smallPipeline } from '../helpers/extract.ts';
 import { committedRows, fileHashes } from '../helpers/lake.ts';
-import { runCli } from '../helpers/output.ts';
+import { captureOutput, runCli } from '../helpers/output.ts';
 
 /** A line of a stack trace: what a user must never see for a limit of their machine. */
 const STACK = /^\s+at\s.+(:\d+:\d+\)?|<anonymous>)$/m;
@@ -34,6 +35,14 @@ beforeAll(async () => {
   emulator = await startEmulator();
 }, 60_000);
 afterAll(() => emulator?.close());
+
+/** A connection refused by the limit of open files, as undici reports it. */
+const connectEmfile = () =>
+  Object.assign(new Error('connect EMFILE 127.0.0.1:8417 - Local (undefined:undefined)'), {
+    code: 'EMFILE',
+    errno: -24,
+    syscall: 'connect',
+  });
 
 describe('too many open files', () => {
   it('at start-up (the module loader): exit 2, one line naming `ulimit -n` and its value, nothing written', async () => {
@@ -66,14 +75,7 @@ describe('too many open files', () => {
       expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
       const before = fileHashes(join(w.dataDir, 'lake'));
       const rows = await committedRows(w.dataDir);
-      failing.error = Object.assign(
-        new Error('connect EMFILE 127.0.0.1:8417 - Local (undefined:undefined)'),
-        {
-          code: 'EMFILE',
-          errno: -24,
-          syscall: 'connect',
-        },
-      );
+      failing.error = connectEmfile();
       const started = Date.now();
       const result = await extractCaptured({ pipeline: w.pipelinePath, dataDir: w.dataDir, quiet: true });
       failing.error = undefined;
@@ -90,10 +92,35 @@ describe('too many open files', () => {
         ),
       ]);
       expect(result.stdout).toMatch(/: failed\n/);
+      // The summary's failed partitions say it in the same words, once, not as undici's "connect EMFILE …".
+      expect(result.stdout).not.toMatch(/EMFILE/);
+      expect(result.stdout.match(/too many open files/g)).toHaveLength(1);
+      expect(result.stdout).toMatch(
+        /^ {2}.+: too many open files: raise `ulimit -n` \(now \d+\), to 1024 or more$/m,
+      );
       expect(await committedRows(w.dataDir)).toBe(rows);
       expect(fileHashes(join(w.dataDir, 'lake'))).toEqual(before);
       // The next run, with files to spare, goes on from the lake as it stands.
       expect((await extractOnce(w.pipelinePath, w.dataDir)).status).toBe('ok');
+    } finally {
+      failing.error = undefined;
+      await rm(w.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it("mid-run under `avalake run`: the streams' failed partitions point at the one line that says it", async () => {
+    const w = pipelineWorkspace(smallPipeline(emulator));
+    try {
+      failing.error = connectEmfile();
+      const result = await captureOutput(() =>
+        run({ pipeline: w.pipelinePath, dataDir: w.dataDir, logFormat: 'json', quiet: true }, {}),
+      );
+      failing.error = undefined;
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stdout).not.toMatch(/EMFILE/);
+      expect(result.stdout).toMatch(/^ {2}\S+ .* partitions failed: what stopped the run, below$/m);
+      expect(result.stdout.match(/too many open files/g)).toHaveLength(1);
+      expect(result.stdout).toMatch(/^ {2}stopped by: too many open files: raise `ulimit -n` \(now \d+\)/m);
     } finally {
       failing.error = undefined;
       await rm(w.dir, { recursive: true, force: true });
