@@ -11,7 +11,7 @@ import {
   timeoutOf,
 } from './errors.ts';
 import type { HttpAnswer, HttpClient, HttpRequest } from './http.ts';
-import { sleep as abortableSleep } from './sleep.ts';
+import { sleep as abortableSleep, allowWaiters } from './sleep.ts';
 
 /** Attempts after the first before a request counts as failed (the run then exits 1, checkpoints kept). */
 export const RETRY_COUNT = 8;
@@ -72,6 +72,8 @@ export interface FetcherOptions {
   maxRateWaitMs?: number;
   /** Milliseconds for the spans above; a monotonic clock by default. */
   now?: () => number;
+  /** The most requests it is given at once (the run's concurrency): each may wait on its host's signal. */
+  requestsAtOnce?: number;
 }
 
 /** What the fetcher knows of one origin's reachability this run. */
@@ -125,6 +127,7 @@ export function createFetcher(options: FetcherOptions): Fetcher {
         firstTimeoutAt: 0,
         down: new AbortController(),
       };
+      allowWaiters(h.down.signal, options.requestsAtOnce ?? 0);
       health.set(origin, h);
     }
     return h;

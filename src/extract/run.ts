@@ -10,7 +10,7 @@ import type { Pipeline } from './pipeline.ts';
 import type { ProgressSink } from './progress.ts';
 import { sendPage } from './requests.ts';
 import { createSharedBudget } from './shared-budget.ts';
-import { sleep } from './sleep.ts';
+import { allowWaiters, sleep } from './sleep.ts';
 import { isUnfinished } from './strategies/index.ts';
 import { httpGet, type Partition, type StreamDefinition } from './stream.ts';
 import { chains } from './streams/chains.ts';
@@ -88,6 +88,9 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const budgetFor = budgetsOf(lake, options, log);
     // A quota or an interrupt stops every partition; each commits what it has.
     const stop = new AbortController();
+    // Every worker's request listens to the run's signal while it waits or is in flight: one listener per
+    // worker at most, since a partition settles the page it asked ahead before its worker moves on.
+    allowWaiters(stop.signal, options.pipeline.concurrency);
     const onAbort = () => stop.abort(options.signal?.reason ?? new Error('interrupted'));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     let quota: QuotaExhaustedError | undefined;
@@ -258,6 +261,7 @@ function retryingFetcher(
     http: options.http,
     ...(options.retries !== undefined ? { retries: options.retries } : {}),
     ...(options.maxRateWaitMs ? { maxRateWaitMs: options.maxRateWaitMs } : {}),
+    requestsAtOnce: options.pipeline.concurrency,
     log: (event) => {
       const key = `${event.stream}\n${event.partition}`;
       retries.set(key, (retries.get(key) ?? 0) + 1);

@@ -327,6 +327,29 @@ describe('unreachable hosts', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('lets as many requests as it is given at once wait on one host without a MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const paths = Array.from({ length: 32 }, (_, i) => `/busy${i}`);
+      for (const path of paths) scripts.set(path, [(_q, r) => reply(r, 503, { message: 'busy' })]);
+      // The real wait, on the host's signal, made long enough that all 32 retries wait at once.
+      const f = createFetcher({
+        http,
+        requestsAtOnce: 32,
+        sleep: (_ms, ...signals) => sleep(300, ...signals),
+      });
+      const results = await Promise.all(paths.map((path) => f({ url: `${base}${path}`, cost: 0, at: {} })));
+      expect(results).toEqual(paths.map(() => ({ ok: true })));
+      // Node emits the warning on the next tick.
+      await sleep(10);
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('keeps the full retry policy for a host that answered once, even if it then refuses', async () => {
     const server = createServer((_q, r) => reply(r, 200, { ok: true }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
