@@ -144,8 +144,12 @@ describe('--out that cannot be written: exit 2 naming --out, never a temporary f
       1,
       /no-dictionary\.md does not exist; run "avalake docs" to write it, and commit it/,
     );
+    // An empty word is refused as a flag without its value, before the command reads it; blanks by the command.
     const empty = await Promise.all([run(EXPORT, ''), run(REPORT, '')]);
-    for (const result of empty) expectRefused(result, 2, /--out is empty: name the file to write/);
+    for (const result of empty)
+      expectRefused(result, 2, /--out needs a value; see avalake (export|report) --help/);
+    const blank = await Promise.all([run(EXPORT, ' '), run(REPORT, ' ')]);
+    for (const result of blank) expectRefused(result, 2, /--out is empty: name the file to write/);
   });
 
   it('in a folder that cannot be made: report ends at once (no endless mkdir)', async () => {
