@@ -42,7 +42,8 @@ export async function compactLake(options: {
   catalog?: string;
   warehouseDir?: string;
 }): Promise<CompactionReport> {
-  const started = Date.now();
+  // Monotonic: a wall clock stepped meanwhile must not make the compaction's seconds negative.
+  const started = performance.now();
   const lock = { wait: options.wait ?? false };
   const warehouseDir =
     options.warehouseDir ?? (isObjectStorage(options.dataDir) ? undefined : options.dataDir);
@@ -59,7 +60,7 @@ export async function compactLake(options: {
     });
     try {
       const streams = await lake.compact(options.mode, options.streams);
-      return { seconds: (Date.now() - started) / 1000, streams };
+      return { seconds: (performance.now() - started) / 1000, streams };
     } finally {
       await lake.close();
     }

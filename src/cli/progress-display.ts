@@ -111,9 +111,10 @@ export function createLiveDisplay(options: {
   /** The terminal's height: the display keeps below it. */
   rows?: () => number;
   intervalMs?: number;
+  /** On the clock of the events' `at`. */
   now?: () => number;
 }): LiveDisplay {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const interval = options.intervalMs ?? REDRAW_INTERVAL_MS;
   const state = createProgressState();
   let drawn = 0;

@@ -92,7 +92,11 @@ export interface RunReport {
   };
 }
 
-const since = (t: number) => Math.round((Date.now() - t) / 100) / 10;
+/**
+ * Seconds since `t`, a `performance.now()` reading. Durations are on the monotonic clock: NTP stepping the
+ * wall clock back an hour during a run must not report its build as taking -3595 seconds.
+ */
+const since = (t: number) => Math.round((performance.now() - t) / 100) / 10;
 
 /**
  * How long a run's build waits for another build of the same warehouse (another worker's run, or a
@@ -135,14 +139,14 @@ async function runSteps(
   const config = await resolveOrReport(args, env);
   if (typeof config === 'number') return config;
   const redact = redactorOf(config);
-  const started = Date.now();
+  const started = performance.now();
   const report: RunReport = {
     runId: '-',
     pipeline: config.pipelinePath,
     dataDir: config.dataDir,
     status: 'ok',
     exitCode: EXIT.ok,
-    startedAt: new Date(started).toISOString(),
+    startedAt: new Date().toISOString(),
     seconds: 0,
     extract: { status: 'ok', seconds: 0, streams: {} },
     build: { status: 'not run', seconds: 0, built: [], skipped: [] },
@@ -170,7 +174,7 @@ async function runSteps(
       }
       output.progress(event);
     };
-    const extractStarted = Date.now();
+    const extractStarted = performance.now();
     const { code, summary, error } = await extractWith(config, { ...output, progress }, interrupted);
     output.close();
     report.extract.seconds = since(extractStarted);
@@ -204,7 +208,7 @@ async function runSteps(
       return finish(code);
     }
 
-    const buildStarted = Date.now();
+    const buildStarted = performance.now();
     log({ msg: 'building the warehouse', dataDir: config.dataDir });
     try {
       const built = await buildWarehouse({
@@ -279,7 +283,7 @@ async function runSteps(
       return finish(EXIT.interrupted);
     }
 
-    const testStarted = Date.now();
+    const testStarted = performance.now();
     log({ msg: 'testing the warehouse' });
     try {
       const tests = await runWarehouseTests({
@@ -351,7 +355,7 @@ const catalogOf = (config: ExtractConfig) => (config.catalog ? { catalog: config
 
 async function compactStep(config: ExtractConfig, report: RunReport, log: Logger) {
   const { dataDir } = config;
-  const started = Date.now();
+  const started = performance.now();
   try {
     const done = await compactLake({
       dataDir,

@@ -95,7 +95,8 @@ function lakeSchemaOf(stream: StreamDefinition): z.ZodObject {
 /** Walks one partition, committing at the flush thresholds; on any stop, commits what it has. */
 export async function extractPartition(work: PartitionWork) {
   const { stream, partition, lake, pipeline } = work;
-  const started = Date.now();
+  // Spans on the monotonic clock (a wall clock stepped back an hour would hold the flush an hour).
+  const started = performance.now();
   const schema = lakeSchemaOf(stream);
   const known = knownRejectsOf(work.fullRefresh ? undefined : lake.readCheckpoint(stream.name, partition));
   const { checkpoint } = known;
@@ -122,7 +123,7 @@ export async function extractPartition(work: PartitionWork) {
     return answer;
   };
   const at = { stream: stream.name, partition: partitionId(partition) };
-  work.progress({ kind: 'start', at: Date.now(), ...at });
+  work.progress({ kind: 'start', at: performance.now(), ...at });
   let fetched = 0;
   let fetchedRejects = 0;
   // A snapshot is stamped with the run's start, or just after the partition's last stamp if the clock
@@ -136,7 +137,7 @@ export async function extractPartition(work: PartitionWork) {
   const limits = pipeline.flush;
 
   let flush = lake.begin({ stream: stream.name, partition, schema });
-  let flushStarted = Date.now();
+  let flushStarted = performance.now();
   let lastCheckpoint: Record<string, unknown> | undefined;
   let rows = 0;
   let rejects = 0;
@@ -214,7 +215,7 @@ export async function extractPartition(work: PartitionWork) {
     wholeAnswerBefore &&
     reached.reading !== undefined &&
     commits === 0 &&
-    (Date.now() - started) / 1000 < limits.seconds * HOLD_FLUSH_TIMES;
+    (performance.now() - started) / 1000 < limits.seconds * HOLD_FLUSH_TIMES;
 
   let status: PartitionStatus = 'done';
   let cause: unknown;
@@ -251,7 +252,7 @@ export async function extractPartition(work: PartitionWork) {
       if (step.newestAt !== undefined) newestAt = Math.max(newestAt ?? step.newestAt, step.newestAt);
       work.progress({
         kind: 'page',
-        at: Date.now(),
+        at: performance.now(),
         ...at,
         pages: requests,
         rows: fetched,
@@ -265,14 +266,14 @@ export async function extractPartition(work: PartitionWork) {
         !holdsAnswer(step.checkpoint) &&
         (flush.rows >= limits.rows ||
           flush.bytes >= limits.bytes ||
-          (Date.now() - flushStarted) / 1000 >= limits.seconds);
+          (performance.now() - flushStarted) / 1000 >= limits.seconds);
       if (due && !work.signal.aborted) {
         // At most one flush commits behind the walk: a slower store holds the walk back instead of
         // piling sealed flushes (their buffers, their files in the encoder) up in memory.
         await committing.catch(() => undefined);
         handOver();
         flush = lake.begin({ stream: stream.name, partition, schema });
-        flushStarted = Date.now();
+        flushStarted = performance.now();
       }
       if (work.signal.aborted || commitFailed) break;
     }
@@ -295,7 +296,7 @@ export async function extractPartition(work: PartitionWork) {
   await committing;
   // A walk that found nothing new still says so: freshness is the time a partition was last checked.
   if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
-  const seconds = (Date.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
   const ownWords = status === 'failed' ? (cause as Error).message : undefined;
   const summary: PartitionSummary = {
     stream: stream.name,
@@ -311,7 +312,7 @@ export async function extractPartition(work: PartitionWork) {
   };
   work.progress({
     kind: 'end',
-    at: Date.now(),
+    at: performance.now(),
     ...at,
     status,
     pages: requests,

@@ -1,4 +1,8 @@
-/** What a run reports as it goes: the live display draws it on a terminal; elsewhere it becomes log lines. */
+/**
+ * What a run reports as it goes: the live display draws it on a terminal; elsewhere it becomes log lines.
+ * Each event's `at` is a `performance.now()` reading, for rates and spans only: the monotonic clock keeps
+ * them right when NTP steps the wall clock during a run.
+ */
 export type ProgressEvent =
   | { kind: 'plan'; at: number; partitions: Record<string, number> }
   | { kind: 'start'; at: number; stream: string; partition: string }

@@ -99,7 +99,7 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
 
     const runStartedAt = Date.now();
     const work = plan(options, lake);
-    progress({ kind: 'plan', at: Date.now(), partitions: countByStream(work) });
+    progress({ kind: 'plan', at: performance.now(), partitions: countByStream(work) });
     const checkChainNetwork = chainNetworkCheck((network) =>
       sendPage({
         request: httpGet({ service: 'data', route: '/v1/chains', params: {}, query: { network } }),
@@ -267,7 +267,7 @@ function retryingFetcher(
       retries.set(key, (retries.get(key) ?? 0) + 1);
       log({ level: 'warn', msg: 'retrying', ...event });
       const at = { stream: String(event.stream), partition: String(event.partition) };
-      progress({ kind: 'retry', at: Date.now(), ...at, retries: retries.get(key) ?? 0 });
+      progress({ kind: 'retry', at: performance.now(), ...at, retries: retries.get(key) ?? 0 });
     },
   });
 }

@@ -121,13 +121,15 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     ...pidNamespaceField(await currentPidNamespace()),
     token: randomBytes(8).toString('hex'),
   };
-  const started = Date.now();
+  // The wait is measured on the monotonic clock: NTP stepping the wall clock forward an hour must not end
+  // a 30-minute --build-wait at once, nor a step back stretch it by an hour.
+  const started = performance.now();
   let waiting = false;
   for (;;) {
     options.signal?.throwIfAborted();
     const holder = await tryLock(path, me);
     if (!holder) return lockHandle(path, me);
-    const timedOut = options.timeoutMs !== undefined && Date.now() - started >= options.timeoutMs;
+    const timedOut = options.timeoutMs !== undefined && performance.now() - started >= options.timeoutMs;
     if (!options.wait || timedOut) throw new LockHeldError(path, holder);
     if (!waiting) options.onWait?.(holder);
     waiting = true;
