@@ -225,8 +225,7 @@ export const PipelineSchema = z
   })
   .refine((p) => !isDate(p.start) || (boundAt(p.start, 0) ?? 0) <= Date.now() / 1000, {
     path: ['start'],
-    error: () =>
-      `a date not after today (${new Date().toISOString().slice(0, 10)}): history from a later day has nothing to read yet`,
+    error: startAfterToday,
   })
   .refine((p) => !isDate(p.start) || !isDate(p.end) || p.start < p.end, {
     path: ['end'],
@@ -238,6 +237,18 @@ export type Pipeline = z.output<typeof PipelineSchema>;
 export type PipelineInput = z.input<typeof PipelineSchema>;
 
 const isDate = (bound: string | undefined): bound is string => bound?.includes('-') === true;
+
+/**
+ * Why a start date is refused as later than today. Today is the UTC date, as `start` is: east of UTC a
+ * user's own today is a day ahead for hours, and "not after today (2028-01-01)" on their 2 January
+ * reads as a broken clock. A clock before the launch (an RTC reset) is what to fix, not the start.
+ */
+function startAfterToday(): string {
+  const today = new Date().toISOString().slice(0, 10);
+  if (today < EARLIEST_HISTORY)
+    return `a date not after today, but this machine's clock reads ${today}, before Avalanche's launch: set the clock right`;
+  return `a date not after today in UTC (${today} UTC; start is a UTC date): history from a later day has nothing to read yet`;
+}
 
 /** Unix seconds of a history bound: a UTC date's midnight, or `Nd` days before `now`'s midnight. */
 function boundAt(bound: string | undefined, now: number): number | undefined {

@@ -241,7 +241,42 @@ describe('a clock before Avalanche existed', () => {
       rmSync(w.dir, { recursive: true, force: true });
     }
   });
+
+  // An RTC reset to 2001 before NTP syncs: the pipeline's start date is fine, the clock is not.
+  it('is named as what to fix for a start date too', async () => {
+    const out = await extractAt('2001-01-01T00:00:00Z', '2026-01-01');
+    expect(out.code, out.stderr).toBe(2);
+    expect(out.stderr).toMatch(
+      /start: got "2026-01-01"; expected a date not after today, but this machine's clock reads 2001-01-01, before Avalanche's launch: set the clock right/,
+    );
+  });
 });
+
+describe('a start date that is today east of UTC, and tomorrow in UTC', () => {
+  // 20:15 UTC on 1 January is 2 January, 10:00 in Chatham (UTC+13:45): its user writes their today.
+  it('is refused naming the UTC date, the day start is in', async () => {
+    const out = await extractAt('2028-01-01T20:15:00Z', '2028-01-02');
+    expect(out.code, out.stderr).toBe(2);
+    expect(out.stderr).toMatch(
+      /start: got "2028-01-02"; expected a date not after today in UTC \(2028-01-01 UTC; start is a UTC date\)/,
+    );
+  });
+});
+
+/** An extract of the base pipeline with `start`, the clock at `now`: what it prints, nothing written. */
+async function extractAt(now: string, start: string) {
+  const w = workspace({ ...basePipeline(), start });
+  vi.useFakeTimers({ toFake: ['Date'], now: Date.parse(now) });
+  try {
+    const out = await runExtract({ pipeline: w.pipelinePath, dataDir: w.dataDir });
+    expectClean(out);
+    expect(existsSync(w.dataDir)).toBe(false);
+    return out;
+  } finally {
+    vi.useRealTimers();
+    rmSync(w.dir, { recursive: true, force: true });
+  }
+}
 
 /** A reverse proxy that serves the emulator under path prefixes, as a gateway in front of the services. */
 async function prefixProxy(prefixes: readonly string[]) {

@@ -393,7 +393,7 @@ describe('end bounds a backfill window', () => {
     {
       start: '2999-01-01',
       end: undefined,
-      says: /start: got "2999-01-01"; expected a date not after today \(\d{4}-\d\d-\d\d\): history from a later day has nothing to read yet/,
+      says: /start: got "2999-01-01"; expected a date not after today in UTC \(\d{4}-\d\d-\d\d UTC; start is a UTC date\): history from a later day has nothing to read yet/,
     },
     {
       start: '2026-01-01',
