@@ -329,7 +329,12 @@ function classify(
   throw new FinalError(`${advice}${serverMessage ? `: ${serverMessage}` : ''}`, at, status);
 }
 
-/** `retry-after` as seconds or an HTTP date, else `ratelimit-reset` seconds. */
+/**
+ * `retry-after` as seconds or an HTTP date, else `ratelimit-reset` seconds. A date is a time on the
+ * server's clock, so it is measured from the answer's own `Date` where there is one: from this host's
+ * clock, ten minutes behind the server's, "retry at +2 s" read as a wait of 10 minutes (more than a run
+ * waits: a spent quota, every run until NTP fixed it), and ten minutes ahead as no wait at all.
+ */
 export function retryAfterOf(
   headers: Record<string, string | undefined>,
   now = Date.now(),
@@ -338,7 +343,9 @@ export function retryAfterOf(
   if (value === undefined) return undefined;
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
   const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  if (Number.isNaN(date)) return undefined;
+  const sentAt = Date.parse(headers.date ?? '');
+  return Math.max(0, date - (Number.isNaN(sentAt) ? now : sentAt));
 }
 
 /**

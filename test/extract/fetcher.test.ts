@@ -124,6 +124,31 @@ describe('fetcher', () => {
   });
 
   it.each([
+    ['behind', -1],
+    ['ahead of', 1],
+  ])('waits the 2 s a retry-after date asks when this host is ten minutes %s the server', async (_, sign) => {
+    // The server's clock; this host's reads ten minutes off it (before NTP steps it right).
+    const serverNow = () => Date.now() - sign * 10 * 60_000;
+    const limited = (_q: IncomingMessage, r: ServerResponse) => {
+      const at = Math.floor(serverNow() / 1000) * 1000;
+      reply(
+        r,
+        429,
+        { message: 'slow down' },
+        {
+          date: new Date(at).toUTCString(),
+          'retry-after': new Date(at + 2000).toUTCString(),
+        },
+      );
+    };
+    scripts.set('/skewed', [limited, (_q, r) => reply(r, 200, { ok: 1 })]);
+    sleeps.length = 0;
+    // Before, behind: a wait of 10 min 2 s, more than a run waits (a spent quota); ahead: none at all.
+    expect(await fetcher({ url: `${base}/skewed`, cost: 0, at: {} })).toEqual({ ok: 1 });
+    expect(sleeps).toEqual([2000]);
+  });
+
+  it.each([
     [400, 'rejected the request parameters: pageSize must not be greater than 100'],
     [401, 'API key was not accepted'],
     [403, 'may not use this endpoint'],
