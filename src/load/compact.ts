@@ -3,7 +3,7 @@ import { link, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CommitLog, CompactCommit, LiveFile, StreamState } from './commit.ts';
 import { fsyncDir, mkdirDurable } from './durable.ts';
-import { LakeCorruptError, LakeFileDamagedError } from './errors.ts';
+import { LakeCorruptError, LakeFileDamagedError, type LakeKind } from './errors.ts';
 import { type LakePaths, seqText } from './layout.ts';
 import { mergeLakeFiles, mergeParquetFiles } from './merge.ts';
 import type { WrittenFile } from './parquet.ts';
@@ -116,12 +116,13 @@ export async function compactStream(args: {
   const result: CompactionResult = { stream, merged: 0, written: 0, bytes: 0 };
   if (!state || plan.groups.length === 0) return result;
   const inputs = plan.groups.flatMap((g) => g.files);
-  if (!(await inputsReady(log.storage, stream, inputs))) return result;
+  const lake: LakeKind = { catalog: log.store.shared, bucket: log.storage.remote };
+  if (!(await inputsReady(log.storage, stream, inputs, lake))) return result;
   const seq = await log.allocateSeq(stream);
   const removed = new Set(plan.groups.flatMap((g) => g.files.map((f) => f.path)));
   const target = log.storage.remote
     ? stagedTarget(log.storage, stream)
-    : generationTarget(args.paths, state, seq, removed);
+    : generationTarget(args.paths, state, seq, removed, lake);
   try {
     args.onStep?.('link');
     await target.prepare();
@@ -174,6 +175,7 @@ async function inputsReady(
   storage: LakeStorage,
   stream: string,
   files: readonly LiveFile[],
+  lake: LakeKind,
 ): Promise<boolean> {
   const sizes = new Array<'in place' | 'staged' | number | undefined>(files.length);
   // Sizes of objects in a bucket are a request each: several at once, as transfers go.
@@ -183,7 +185,7 @@ async function inputsReady(
   for (const [i, file] of files.entries()) {
     const size = sizes[i];
     if (size === 'staged') return false;
-    if (size !== 'in place') throw new LakeFileDamagedError(stream, file.path, file, size);
+    if (size !== 'in place') throw new LakeFileDamagedError(stream, file.path, file, size, lake);
   }
   return true;
 }
@@ -208,6 +210,7 @@ function generationTarget(
   state: StreamState,
   seq: number,
   removed: ReadonlySet<string>,
+  lake: LakeKind,
 ): CompactionTarget {
   const generation = paths.generationDir(state.stream, seq);
   const inLake = (path: string) => join(paths.lakeDir, ...path.split('/'));
@@ -227,7 +230,7 @@ function generationTarget(
         if (file.table !== 'data' || removed.has(file.path)) continue;
         await link(inLake(file.path), await place(file.path)).catch((error) => {
           if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-            throw new LakeFileDamagedError(state.stream, file.path, file, undefined);
+            throw new LakeFileDamagedError(state.stream, file.path, file, undefined, lake);
           throw error;
         });
       }

@@ -22,6 +22,30 @@ export class LakeCorruptError extends Error {
   }
 }
 
+/** What decides how a damaged lake file can be put right: where the commit log is, and the files. */
+export interface LakeKind {
+  /** The commit log is in a PostgreSQL catalog. */
+  catalog: boolean;
+  /** The files are in a bucket (object storage). */
+  bucket: boolean;
+}
+
+/**
+ * What to do about a committed file missing or cut short, said alike by status, compaction, recovery and
+ * a build. `avalake repair` drops it and rewinds its partitions, which only a lake that keeps its own
+ * commit log can take (repair.ts): a catalog's workers hold partitions, and one committing from the
+ * checkpoint before the rewind would undo it. There only a copy of the file puts its rows back; a
+ * bucket's builds keep one in their mirror.
+ */
+export function damagedFileRemedy({ catalog, bucket }: LakeKind): string {
+  if (!catalog)
+    return 'restore it from a backup, or, without one, run "avalake repair" to drop it and have the next run read its partitions again';
+  const mirror = bucket
+    ? ' or from the mirror of a host that built from the bucket (mirror/<bucket>/<prefix>/lake/ under its --local-dir)'
+    : '';
+  return `restore it from a backup${mirror}; "avalake repair" does not repair a lake whose commit log is in a catalog`;
+}
+
 /**
  * A file the commit log names that the storage lacks, or holds at another size: deleted or cut short by
  * hand, or a restore gone wrong. Its rows are not in the lake, and nothing rewrites them: said once, with
@@ -34,12 +58,12 @@ export class LakeFileDamagedError extends LakeCorruptError {
     path: string,
     file: { bytes: number; sha256: string },
     found: number | undefined,
+    lake: LakeKind,
   ) {
     const what = found === undefined ? 'is missing' : `has ${found} bytes`;
     super(
       `lake file ${path} of stream ${stream} ${what}, where the commit log records ${file.bytes} bytes ` +
-        `(sha256 ${file.sha256}): restore it from a backup, or, without one, run "avalake repair" to drop it ` +
-        `from the commit log and have the next run read its partitions again; until then its rows are not ` +
+        `(sha256 ${file.sha256}): ${damagedFileRemedy(lake)}; until then its rows are not ` +
         `in the lake, and a build from scratch and the stream's compaction stop on it`,
       path,
     );

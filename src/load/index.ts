@@ -20,7 +20,13 @@ export {
   ParquetEncodeError,
   type ParquetEncoder,
 } from './encoder.ts';
-export { LakeCorruptError, LakeFileDamagedError, RecordTypeError } from './errors.ts';
+export {
+  damagedFileRemedy,
+  LakeCorruptError,
+  LakeFileDamagedError,
+  type LakeKind,
+  RecordTypeError,
+} from './errors.ts';
 export type { Flush, Reject } from './flush.ts';
 export {
   type Lake,

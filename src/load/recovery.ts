@@ -1,4 +1,4 @@
-import { LakeCorruptError } from './errors.ts';
+import { damagedFileRemedy, LakeCorruptError } from './errors.ts';
 import { generationName, seqOfStagedFile } from './layout.ts';
 import type { RecordStore } from './records.ts';
 import { type CommitRecord, isCompaction, type LiveFile, type StreamState } from './state.ts';
@@ -96,6 +96,7 @@ export function createRecovery(args: {
 
     async checkFiles(stream: string, records: CommitRecord[]) {
       const live = new Set(stateOf(stream).files.map((f) => f.path));
+      const remedy = damagedFileRemedy({ catalog: store.shared, bucket: storage.remote });
       for (const record of records) {
         for (const file of isCompaction(record) ? record.added : record.files) {
           if (!live.has(file.path)) continue;
@@ -105,10 +106,8 @@ export function createRecovery(args: {
               `commit ${record.seq} of ${stream} names ${file.path} (${file.bytes} bytes) but the lake has ` +
                 (size === undefined
                   ? `no such file; if ${storage.where} is not the lake this commit log keeps (a mistyped ` +
-                    '--data-dir, or the catalog of another lake), name the right one; else restore the file from a backup, ' +
-                    `or, without one, run "avalake repair" to drop it and have the next run read its partitions again`
-                  : `${size} bytes; restore the file from a backup, or, without one, run "avalake repair" to drop ` +
-                    'it and have the next run read its partitions again'),
+                    `--data-dir, or the catalog of another lake), name the right one; else ${remedy}`
+                  : `${size} bytes; ${remedy}`),
               `${storage.where}/${file.path}`,
             );
           }

@@ -1,0 +1,151 @@
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { type LiveFile, readLakeState } from '../../src/load/index.ts';
+import { startEmulator } from '../helpers/emulator.ts';
+import { coreWorkspace, fewMetrics } from '../helpers/extract.ts';
+import { type CliResult, runCli } from '../helpers/output.ts';
+import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
+import {
+  freshBucket,
+  listKeys,
+  parseS3Url,
+  readObject,
+  type S3TestServer,
+  s3Client,
+  startS3,
+  writeObject,
+} from '../helpers/s3.ts';
+
+/**
+ * An object of a bucket's lake deleted (a lifecycle rule expired it, `aws s3 rm`) or replaced by a
+ * shorter one, on a lake whose commit log is in PostgreSQL: each command names the object in one line,
+ * says what can put it right there (not `avalake repair`, which refuses a catalog's lake), exits 1, and
+ * leaves the lake, its checkpoints and the warehouse as they were.
+ */
+
+const DAY = 86_400;
+
+let emulator: Emulator;
+let pg: Awaited<ReturnType<typeof startPostgres>>;
+let s3: S3TestServer;
+beforeAll(async () => {
+  [emulator, pg, s3] = await Promise.all([startEmulator(), startPostgres(), startS3()]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all([emulator?.close(), pg?.stop(), s3?.stop()]);
+});
+
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { ...s3.env, ...env });
+
+/** A bucket lake extracted on two days, with a compaction between: day one's commits folded, day two's not. */
+async function bucketLake() {
+  const w = coreWorkspace(emulator, (p) => {
+    p.flush = { rows: 200 };
+    fewMetrics(p);
+  });
+  const dataDir = await freshBucket(s3, 'damage');
+  const catalog = await freshDatabase(pg.url);
+  const lake = ['--data-dir', dataDir, '--catalog', catalog];
+  const extract = async () => {
+    const out = await cli(['extract', w.pipelinePath, ...lake, '--quiet']);
+    expect(out.code, out.stderr).toBe(0);
+  };
+  await extract();
+  const compacted = await cli(['compact', ...lake]);
+  expect(compacted.code, compacted.stderr).toBe(0);
+  const folded = await committedFiles(dataDir, catalog);
+  emulator.advance(DAY);
+  await extract();
+  return { ...w, dataDir, catalog, lake, folded };
+}
+
+type Committed = LiveFile & { stream: string };
+
+/** Every live data file the catalog names, with its stream. */
+async function committedFiles(dataDir: string, catalog: string): Promise<Committed[]> {
+  const states = await readLakeState(dataDir, catalog);
+  return [...states].flatMap(([stream, state]) =>
+    state.files.filter((f) => f.table === 'data').map((f) => ({ ...f, stream })),
+  );
+}
+
+/** The object of a lake file: deleted, or (`cutTo`) replaced by its first bytes. Returns its bytes. */
+async function damage(dataDir: string, file: LiveFile, cutTo?: number): Promise<Buffer> {
+  const bytes = await readObject(s3, dataDir, `lake/${file.path}`);
+  if (cutTo !== undefined) {
+    await writeObject(s3, dataDir, `lake/${file.path}`, bytes.subarray(0, cutTo));
+    return bytes;
+  }
+  const { bucket, prefix } = parseS3Url(dataDir);
+  const client = s3Client(s3.endpoint);
+  try {
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: `${prefix}/lake/${file.path}` }));
+  } finally {
+    client.destroy();
+  }
+  return bytes;
+}
+
+/** One line on stderr, no stack, exit 1. */
+function expectOneLineFailure(out: CliResult): void {
+  expect(out.code, out.stderr).toBe(1);
+  expect(out.stderr.trimEnd().split('\n'), out.stderr).toHaveLength(1);
+  expect(out.stderr).not.toMatch(/^\s+at\s/m);
+}
+
+/** What the commit log and the bucket hold: unchanged by a command that refused. */
+const lakeAsItIs = async (dataDir: string, catalog: string) => ({
+  keys: await listKeys(s3, dataDir),
+  heads: [...(await readLakeState(dataDir, catalog))].map(([stream, s]) => [
+    stream,
+    [...s.partitions.values()].map((p) => [p.seq, p.checkpoint]),
+  ]),
+});
+
+/** What a catalog's bucket lake tells its user to do about a damaged object. */
+const BUCKET_REMEDY =
+  'restore it from a backup or from the mirror of a host that built from the bucket (mirror/<bucket>/<prefix>/lake/ under its --local-dir); "avalake repair" does not repair a lake whose commit log is in a catalog';
+
+it('extract and compact name a deleted object and say to restore it, never to run a repair that refuses the lake', async () => {
+  const w = await bucketLake();
+  const files = await committedFiles(w.dataDir, w.catalog);
+  const foldedPaths = new Set(w.folded.map((f) => f.path));
+  // A file of day two, whose commit is not folded yet: every writer's open checks it.
+  const recent = files.find((f) => f.stream === 'delegators' && !foldedPaths.has(f.path));
+  if (!recent) throw new Error('no unfolded delegators file');
+  const bytes = await damage(w.dataDir, recent);
+  const before = await lakeAsItIs(w.dataDir, w.catalog);
+
+  emulator.advance(DAY);
+  for (const args of [
+    ['extract', w.pipelinePath, ...w.lake, '--quiet'],
+    ['compact', ...w.lake],
+  ]) {
+    const out = await cli(args);
+    expectOneLineFailure(out);
+    expect(out.stderr).toContain(`${recent.path} (${recent.bytes} bytes) but the lake has no such file`);
+    expect(out.stderr).toContain(`else ${BUCKET_REMEDY}`);
+    expect(out.stderr).not.toContain('run "avalake repair"');
+    expect(await lakeAsItIs(w.dataDir, w.catalog)).toEqual(before);
+  }
+  // Restored, as the message says: the same commands go on.
+  await writeObject(s3, w.dataDir, `lake/${recent.path}`, bytes);
+
+  // A file of day one, folded: compaction leaves its stream as it was and compacts the others.
+  const old = files.find((f) => f.stream === 'utxos' && foldedPaths.has(f.path));
+  if (!old) throw new Error('no folded utxos file');
+  await damage(w.dataDir, old);
+  const compacted = await cli(['compact', ...w.lake, '--json']);
+  expectOneLineFailure(compacted);
+  expect(compacted.stderr).toBe(
+    `avalake: lake file ${old.path} of stream utxos is missing, where the commit log records ${old.bytes} bytes ` +
+      `(sha256 ${old.sha256}): ${BUCKET_REMEDY}; until then its rows are not in the lake, and a build from ` +
+      "scratch and the stream's compaction stop on it\n",
+  );
+  const report = JSON.parse(compacted.stdout) as { streams: { stream: string; damaged?: string }[] };
+  expect(report.streams.filter((s) => s.damaged).map((s) => s.stream)).toEqual(['utxos']);
+  expect((await committedFiles(w.dataDir, w.catalog)).filter((f) => f.stream === 'utxos')).toEqual(
+    files.filter((f) => f.stream === 'utxos'),
+  );
+}, 300_000);
