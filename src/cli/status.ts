@@ -2,16 +2,22 @@ import { stat } from 'node:fs/promises';
 import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
   committedFileSize,
+  damagedFileRemedy,
   diskStorage,
   isObjectStorage,
   LakeCorruptError,
+  type LakeStorage,
   type LockStanding,
   lakePaths,
   newestStampOf,
+  openLakeStorage,
   readLakeState,
   readLockStanding,
   readWorkers,
+  StorageUnavailableError,
+  type StreamState,
   type WorkerStanding,
+  withListedSizes,
 } from '../load/index.ts';
 import { durationText } from '../warehouse/duration.ts';
 import { buildLockOf, warehouseIn } from '../warehouse/paths.ts';
@@ -67,11 +73,16 @@ export interface LakeStatus {
   buildingBy: LockStanding | null;
   partitions: PartitionStanding[];
   /**
-   * Committed files missing from a local lake, or of another size than the commit log records (deleted
-   * or cut short by hand, a restore gone wrong): their rows are not in the lake. Not looked for on object
-   * storage, where it would cost a request a file.
+   * Committed files missing from the lake, or of another size than the commit log records (deleted or cut
+   * short by hand, expired by a bucket's lifecycle rule, a restore gone wrong): their rows are not in the
+   * lake. A bucket is listed one folder at a time, not asked about each file.
    */
   damaged: DamagedFile[];
+  /**
+   * Set when the bucket could not be read (no credentials here, say): why. The partitions come from the
+   * catalog alone, and no file was checked.
+   */
+  damageUnchecked?: string;
   /** With a catalog: its workers, live or gone, and the partitions each holds. */
   workers?: WorkerStanding[];
 }
@@ -93,8 +104,40 @@ const CLOCK_SLACK_SECONDS = 60;
  * so this is safe while an extract runs; it only ever reads.
  */
 export async function readStatus(dataDir: string, now = Date.now(), catalog?: string): Promise<LakeStatus> {
+  const lake = await openStatusStorage(dataDir);
+  try {
+    return await readStatusWith(lake, dataDir, now, catalog);
+  } finally {
+    if (lake.storage) lake.storage.close();
+  }
+}
+
+/**
+ * Where status looks for the lake's files. A bucket that cannot be read leaves status with the catalog's
+ * view alone (`unreadable`), as before it checked files there: its partitions need no bucket credentials.
+ */
+async function openStatusStorage(dataDir: string): Promise<{ storage?: LakeStorage; unreadable?: string }> {
+  if (!isObjectStorage(dataDir)) return { storage: diskStorage(lakePaths(dataDir).lakeDir) };
+  try {
+    return { storage: await openLakeStorage(dataDir) };
+  } catch (error) {
+    if (!(error instanceof StorageUnavailableError)) throw error;
+    return { unreadable: error.message };
+  }
+}
+
+async function readStatusWith(
+  lake: { storage?: LakeStorage; unreadable?: string },
+  dataDir: string,
+  now: number,
+  catalog: string | undefined,
+): Promise<LakeStatus> {
   const partitions: PartitionStanding[] = [];
-  const states = await readLakeState(dataDir, catalog);
+  // With the bucket's storage given, a catalog of another lake is refused (as build does), before its
+  // files would all be taken for missing here.
+  const readStates = () =>
+    readLakeState(dataDir, catalog, lake.storage?.remote ? { storage: lake.storage } : {});
+  const states = await readStates();
   for (const [stream, state] of states) {
     for (const p of state.partitions.values()) {
       const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
@@ -139,34 +182,49 @@ export async function readStatus(dataDir: string, now = Date.now(), catalog?: st
       ? null
       : ((await readLockStanding(buildLockOf(warehouseIn(dataDir)))) ?? null),
     partitions,
-    damaged: isObjectStorage(dataDir) ? [] : await damagedFiles(dataDir, states, catalog),
+    damaged: lake.storage ? await damagedFiles(lake.storage, states, readStates) : [],
+    ...(lake.unreadable ? { damageUnchecked: lake.unreadable } : {}),
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
 }
 
 /**
- * Every committed file of a local lake checked against the commit log's size for it: one stat a file.
- * Status reads without the lock, so a compaction may delete files it merged between the state's read and
- * the stat: a file found wanting counts only if the state read again still names it.
+ * Every committed file checked against the commit log's size for it, by the rule compaction and repair
+ * judge by: a stat a file on disk, a LIST a folder in a bucket. Status reads without the lock, so a
+ * compaction may delete files it merged between the state's read and the look: a file found wanting
+ * counts only if the state read again still names it and a second look finds it wanting still.
  */
 async function damagedFiles(
-  dataDir: string,
-  states: Awaited<ReturnType<typeof readLakeState>>,
-  catalog: string | undefined,
+  storage: LakeStorage,
+  states: Map<string, StreamState>,
+  readStates: () => Promise<Map<string, StreamState>>,
 ): Promise<DamagedFile[]> {
-  const storage = diskStorage(lakePaths(dataDir).lakeDir);
-  const check = async (currently: Awaited<ReturnType<typeof readLakeState>>) => {
-    const damaged: DamagedFile[] = [];
-    for (const [stream, state] of currently)
-      for (const file of state.files) {
-        const size = await committedFileSize(storage, stream, file, state.generation);
-        if (typeof size === 'number' || size === undefined)
-          damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: size ?? null });
-      }
-    return damaged;
-  };
-  const first = await check(states);
-  return first.length === 0 ? first : check(await readLakeState(dataDir, catalog));
+  const first = await damagedAmong(storage, states, () => true);
+  if (first.length === 0) return first;
+  const suspects = new Set(first.map((d) => `${d.stream}/${d.path}`));
+  return damagedAmong(storage, await readStates(), (stream, path) => suspects.has(`${stream}/${path}`));
+}
+
+/** The files of these states that `judged` picks and committedFileSize finds missing or of another size. */
+async function damagedAmong(
+  storage: LakeStorage,
+  states: Map<string, StreamState>,
+  judged: (stream: string, path: string) => boolean,
+): Promise<DamagedFile[]> {
+  // A fresh view each time: its listings are as old as this look.
+  const look = storage.remote ? withListedSizes(storage) : storage;
+  const damaged: DamagedFile[] = [];
+  for (const [stream, state] of states)
+    for (const file of state.files) {
+      if (!judged(stream, file.path)) continue;
+      // A bucket has no generations of folders to look in.
+      const size = storage.remote
+        ? await committedFileSize(look, stream, file)
+        : await committedFileSize(look, stream, file, state.generation);
+      if (typeof size === 'number' || size === undefined)
+        damaged.push({ stream, path: file.path, bytes: file.bytes, foundBytes: size ?? null });
+    }
+  return damaged;
 }
 
 /** `chain=43114 address=0x7a…9f3c`: the partition's keys but the network, long values shortened. */
@@ -290,12 +348,18 @@ export function formatStatus(status: LakeStatus): string {
           "a record's versions) until the clock catches up; keep the clocks of the hosts that run avalake right (NTP)",
       );
   }
+  // `workers` is there exactly when the commit log is a catalog's.
+  const remedy = damagedFileRemedy({
+    catalog: status.workers !== undefined,
+    bucket: isObjectStorage(status.dataDir),
+  });
   for (const d of status.damaged)
     lines.push(
       `damaged: lake file ${d.path} of stream ${d.stream} ${d.foundBytes === null ? 'is missing' : `has ${d.foundBytes} bytes`}, ` +
-        `where the commit log records ${d.bytes}: restore it from a backup (its rows are not in the lake), ` +
-        'or, without one, run "avalake repair" to drop it and read its partitions again',
+        `where the commit log records ${d.bytes}: ${remedy} (until then its rows are not in the lake)`,
     );
+  if (status.damageUnchecked)
+    lines.push(`warning: the lake's files were not checked for damage: ${status.damageUnchecked}`);
   if (status.lockedBy) lines.push(lockLine('a run holds the data directory', 'run', status.lockedBy));
   if (status.buildingBy) lines.push(lockLine('a build holds the warehouse', 'build', status.buildingBy));
   const live = status.workers?.filter((w) => w.live) ?? [];

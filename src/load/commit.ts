@@ -8,7 +8,7 @@ import { fileRecordStore } from './file-records.ts';
 import { createGenerations, type Generations } from './generations.ts';
 import { isSafeSegment, type LakePaths, lakePaths, type Partition } from './layout.ts';
 import type { RecordStore, StreamLog } from './records.ts';
-import { baseName, createRecovery, publishStaged, type RecoveryReport } from './recovery.ts';
+import { createRecovery, publishStaged, type RecoveryReport } from './recovery.ts';
 import { mergeRejects, removeStrayRejects } from './rejects-merge.ts';
 import {
   applyRecord,
@@ -20,7 +20,7 @@ import {
   partitionStateOf,
   type StreamState,
 } from './state.ts';
-import { diskStorage, eachLimited, folderOf, type LakeStorage, stagingFolder } from './storage.ts';
+import { baseName, diskStorage, eachLimited, folderOf, type LakeStorage, stagingFolder } from './storage.ts';
 
 export type {
   CommitRecord,

@@ -62,6 +62,7 @@ export {
 } from './repair.ts';
 export { hasConfirmations, newestOf, newestStampOf, nextStamp, type Observation } from './state.ts';
 export {
+  baseName,
   diskStorage,
   eachLimited,
   isObjectStorage,
@@ -69,4 +70,5 @@ export {
   parseObjectStorageUrl,
   StorageUnavailableError,
   stagedPath,
+  withListedSizes,
 } from './storage.ts';

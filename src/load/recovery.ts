@@ -2,7 +2,7 @@ import { damagedFileRemedy, LakeCorruptError } from './errors.ts';
 import { generationName, seqOfStagedFile } from './layout.ts';
 import type { RecordStore } from './records.ts';
 import { type CommitRecord, isCompaction, type LiveFile, type StreamState } from './state.ts';
-import { folderOf, type LakeStorage, stagedPath, stagingFolder } from './storage.ts';
+import { baseName, folderOf, type LakeStorage, stagedPath, stagingFolder } from './storage.ts';
 
 /**
  * Moving committed files into the lake, and putting a lake right after a crash: what the commit
@@ -133,9 +133,6 @@ function committedStagedFiles(state: StreamState): Map<string, LiveFile> {
 }
 
 type CommittedFile = { path: string; bytes: number; staged?: string };
-
-/** A lake path's file name. */
-export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /**
  * Where a committed file stands against the size its commit records: in place; still in staging (a

@@ -140,6 +140,33 @@ export async function openS3Storage(
       ),
     ).then(() => undefined);
 
+  /** What is directly in a folder: its subfolders, and its objects with their sizes (one LIST a page). */
+  const listing = async (folder: string) => {
+    const folders = new Set<string>();
+    const files = new Map<string, number>();
+    const within = `${keyOf(folder)}/`;
+    let token: string | undefined;
+    do {
+      const page = await send('ListObjectsV2', folder, () =>
+        client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: within,
+            Delimiter: '/',
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        ),
+      );
+      for (const p of page.CommonPrefixes ?? [])
+        if (p.Prefix) folders.add(p.Prefix.slice(within.length).replace(/\/$/, ''));
+      for (const o of page.Contents ?? []) if (o.Key) files.set(o.Key.slice(within.length), o.Size ?? 0);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    folders.delete('');
+    files.delete('');
+    return { folders, files };
+  };
+
   /** A scratch folder for files DuckDB reads or writes, removed when `body` ends. */
   const withScratch = async <T>(body: (dir: string) => Promise<T>): Promise<T> => {
     const dir = await mkdtemp(join(tmpdir(), 'avalake-s3-'));
@@ -169,28 +196,11 @@ export async function openS3Storage(
       }),
 
     async list(folder) {
-      const names = new Set<string>();
-      const within = `${keyOf(folder)}/`;
-      let token: string | undefined;
-      do {
-        const page = await send('ListObjectsV2', folder, () =>
-          client.send(
-            new ListObjectsV2Command({
-              Bucket: bucket,
-              Prefix: within,
-              Delimiter: '/',
-              ...(token ? { ContinuationToken: token } : {}),
-            }),
-          ),
-        );
-        for (const p of page.CommonPrefixes ?? [])
-          if (p.Prefix) names.add(p.Prefix.slice(within.length).replace(/\/$/, ''));
-        for (const o of page.Contents ?? []) if (o.Key) names.add(o.Key.slice(within.length));
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-      names.delete('');
-      return [...names].sort();
+      const { folders, files } = await listing(folder);
+      return [...new Set([...folders, ...files.keys()])].sort();
     },
+
+    sizes: async (folder) => (await listing(folder)).files,
 
     size,
 

@@ -1,4 +1,4 @@
-import { copyFile, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncDir, fsyncFile, mkdirDurable, sha256File, writeDurable } from './durable.ts';
 import { listDir } from './file-records.ts';
@@ -26,6 +26,8 @@ export interface LakeStorage {
   writeFrom<T>(path: string, make: (localFile: string) => Promise<T>): Promise<T>;
   /** The names of the files and folders directly in a folder, sorted; none when it does not exist. */
   list(folder: string): Promise<string[]>;
+  /** The sizes of the files directly in a folder, by name (one LIST on a bucket); none when it does not exist. */
+  sizes(folder: string): Promise<Map<string, number>>;
   /** A file's size in bytes; undefined when it does not exist. */
   size(path: string): Promise<number | undefined>;
   sha256(path: string): Promise<string>;
@@ -59,6 +61,29 @@ export const stagedPath = (stream: string, name: string): string => `${stagingFo
 /** The lake-relative folder of a path: `rewards/network=fuji` for `rewards/network=fuji/part-….parquet`. */
 export const folderOf = (path: string): string => path.slice(0, Math.max(0, path.lastIndexOf('/')));
 
+/** A lake path's file name. */
+export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
+/**
+ * The storage with `size` answered from one listing per folder, each read once: many files judged at one
+ * instant (status over a whole lake) cost a LIST per folder instead of a HEAD per file. A size is as old
+ * as its folder's listing, so the view is for one look, not to keep.
+ */
+export function withListedSizes(storage: LakeStorage): LakeStorage {
+  const listings = new Map<string, Promise<Map<string, number>>>();
+  const listed = (folder: string) => {
+    const known = listings.get(folder);
+    if (known) return known;
+    const listing = storage.sizes(folder);
+    listings.set(folder, listing);
+    return listing;
+  };
+  return {
+    ...storage,
+    size: async (path) => (await listed(folderOf(path))).get(baseName(path)),
+  };
+}
+
 /** The lake in a local directory: every write fsynced, every move a rename, as DESIGN.md's protocol says. */
 export function diskStorage(lakeDir: string): LakeStorage {
   const knownDirs = new Set<string>();
@@ -82,6 +107,13 @@ export function diskStorage(lakeDir: string): LakeStorage {
     },
 
     list: (folder) => listDir(local(folder)),
+
+    async sizes(folder) {
+      const sizes = new Map<string, number>();
+      for (const entry of await readdir(local(folder), { withFileTypes: true }).catch(() => []))
+        if (entry.isFile()) sizes.set(entry.name, (await stat(join(local(folder), entry.name))).size);
+      return sizes;
+    },
 
     size: (path) =>
       stat(local(path)).then(

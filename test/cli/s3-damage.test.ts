@@ -7,12 +7,14 @@ import { coreWorkspace, fewMetrics } from '../helpers/extract.ts';
 import { type CliResult, runCli } from '../helpers/output.ts';
 import { freshDatabase, startPostgres } from '../helpers/postgres.ts';
 import {
+  type FaultyProxy,
   freshBucket,
   listKeys,
   parseS3Url,
   readObject,
   type S3TestServer,
   s3Client,
+  startFaultyProxy,
   startS3,
   writeObject,
 } from '../helpers/s3.ts';
@@ -25,14 +27,19 @@ import {
  */
 
 const DAY = 86_400;
+const CUT_BYTES = 1000;
 
 let emulator: Emulator;
 let pg: Awaited<ReturnType<typeof startPostgres>>;
 let s3: S3TestServer;
+let counter: FaultyProxy;
 beforeAll(async () => {
   [emulator, pg, s3] = await Promise.all([startEmulator(), startPostgres(), startS3()]);
+  // No faults: it counts the requests a command makes.
+  counter = await startFaultyProxy(s3.endpoint, {});
 }, 60_000);
 afterAll(async () => {
+  await counter?.stop();
   await Promise.all([emulator?.close(), pg?.stop(), s3?.stop()]);
 });
 
@@ -148,4 +155,64 @@ it('extract and compact name a deleted object and say to restore it, never to ru
   expect((await committedFiles(w.dataDir, w.catalog)).filter((f) => f.stream === 'utxos')).toEqual(
     files.filter((f) => f.stream === 'utxos'),
   );
+}, 300_000);
+
+it('status lists deleted and cut-short objects as it does a local lake’s, from a LIST per folder, and exits 1', async () => {
+  const w = await bucketLake();
+  const files = await committedFiles(w.dataDir, w.catalog);
+  const foldedPaths = new Set(w.folded.map((f) => f.path));
+  const missing = files.find((f) => f.stream === 'utxos' && foldedPaths.has(f.path));
+  const cut = files.find((f) => f.stream === 'delegators' && !foldedPaths.has(f.path));
+  if (!missing || !cut) throw new Error('no files to damage');
+  const bytes = { missing: await damage(w.dataDir, missing), cut: await damage(w.dataDir, cut, CUT_BYTES) };
+
+  const before = counter.stats.requests;
+  const standing = await cli(['status', ...w.lake, '--json'], {
+    AWS_ENDPOINT_URL_S3: counter.endpoint,
+    AWS_ENDPOINT_URL: counter.endpoint,
+  });
+  expect(standing.code, standing.stderr).toBe(1);
+  expect((JSON.parse(standing.stdout) as { damaged: unknown[] }).damaged).toEqual(
+    expect.arrayContaining([
+      { stream: 'utxos', path: missing.path, bytes: missing.bytes, foundBytes: null },
+      { stream: 'delegators', path: cut.path, bytes: cut.bytes, foundBytes: CUT_BYTES },
+    ]),
+  );
+  // A LIST per folder of live files, never a HEAD per file; besides, the bucket's own check, the lake's
+  // mark, and a second look at the folders of the two files found wanting (and the staging folder of
+  // the missing one: a file committed and not yet moved in is not missing).
+  const live = [...(await readLakeState(w.dataDir, w.catalog)).values()].flatMap((s) => s.files);
+  const folders = new Set(live.map((f) => f.path.slice(0, f.path.lastIndexOf('/'))));
+  const requests = counter.stats.requests - before;
+  expect(requests).toBeLessThanOrEqual(folders.size + 8);
+  expect(requests).toBeLessThan(live.length / 2);
+
+  const text = await cli(['status', ...w.lake]);
+  expect(text.code).toBe(1);
+  expect(text.stdout).toContain(
+    `damaged: lake file ${missing.path} of stream utxos is missing, where the commit log records ${missing.bytes}: ${BUCKET_REMEDY} (until then its rows are not in the lake)`,
+  );
+  expect(text.stdout).toContain(
+    `damaged: lake file ${cut.path} of stream delegators has ${CUT_BYTES} bytes, where the commit log records ${cut.bytes}: restore it`,
+  );
+
+  // Without the bucket (no credentials on this host, or it is down): the catalog's view, and a warning
+  // that no file was checked, as before status looked at files.
+  const blind = await cli(['status', ...w.lake], {
+    AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9',
+    AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+    AWS_MAX_ATTEMPTS: '1',
+  });
+  expect(blind.code, blind.stderr).toBe(0);
+  expect(blind.stdout).toContain(
+    "warning: the lake's files were not checked for damage: HeadBucket of s3://",
+  );
+  expect(blind.stdout).not.toContain('damaged:');
+
+  // Restored: nothing damaged, exit 0.
+  await writeObject(s3, w.dataDir, `lake/${missing.path}`, bytes.missing);
+  await writeObject(s3, w.dataDir, `lake/${cut.path}`, bytes.cut);
+  const whole = await cli(['status', ...w.lake, '--json']);
+  expect(whole.code, whole.stderr).toBe(0);
+  expect((JSON.parse(whole.stdout) as { damaged: unknown[] }).damaged).toEqual([]);
 }, 300_000);
