@@ -57,7 +57,8 @@ export class LakeFileDamagedError extends LakeCorruptError {
     readonly stream: string,
     path: string,
     file: { bytes: number; sha256: string },
-    found: number | undefined,
+    /** Its size found in place; undefined when it is missing. */
+    readonly found: number | undefined,
     lake: LakeKind,
   ) {
     const what = found === undefined ? 'is missing' : `has ${found} bytes`;

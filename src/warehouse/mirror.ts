@@ -1,7 +1,9 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import {
+  baseName,
   eachLimited,
+  LakeFileDamagedError,
   type LakeStorage,
   type LiveFile,
   mkdirDurable,
@@ -28,6 +30,8 @@ import type { LakeSources } from './lake-sources.ts';
 const DOWNLOADS = 8;
 /** A compaction may delete a file between reading the commit log and downloading it: read both again. */
 const ATTEMPTS = 3;
+/** A mirror's lake is always a bucket's, with its commit log in a catalog: how its damage is put right. */
+const BUCKET_LAKE = { catalog: true, bucket: true };
 
 /** The files a build reads: data files and the confirmations of unchanged snapshots. */
 const mirrored = (state: StreamState): LiveFile[] => state.files.filter((f) => f.table !== 'rejects');
@@ -51,13 +55,21 @@ export async function mirrorLake(dataDir: string, catalog: string, localDir: str
         await removeOthers(streams, lakeDir);
         return { lakeDir, streams };
       } catch (error) {
-        if (attempt >= ATTEMPTS || !(error instanceof StorageUnavailableError) || !error.missing) throw error;
+        if (attempt >= ATTEMPTS || !isMissing(error)) throw error;
       }
     }
   } finally {
     storage.close();
   }
 }
+
+/**
+ * A file not found where the commit log read a moment ago put it: merged away by a compaction since (the
+ * log read again no longer names it), or, when it does, deleted from the bucket (LakeFileDamagedError).
+ */
+const isMissing = (error: unknown) =>
+  (error instanceof StorageUnavailableError && error.missing) ||
+  (error instanceof LakeFileDamagedError && error.found === undefined);
 
 async function download(storage: LakeStorage, streams: Map<string, StreamState>, lakeDir: string) {
   const wanted: (LiveFile & { stream: string })[] = [];
@@ -71,16 +83,43 @@ async function download(storage: LakeStorage, streams: Map<string, StreamState>,
       if (size !== file.bytes) wanted.push({ ...file, stream });
     }
   await eachLimited(wanted.length, DOWNLOADS, async (i) => {
-    const { path, stream } = wanted[i] as LiveFile & { stream: string };
-    const local = join(lakeDir, ...path.split('/'));
+    const file = wanted[i] as LiveFile & { stream: string };
+    const local = join(lakeDir, ...file.path.split('/'));
     await mkdirDurable(dirname(local));
     await rm(local, { force: true });
-    await storage.download(path, local).catch(async (error) => {
-      // Committed a moment ago and not yet copied into place: its staged copy goes only after the copy.
-      if (!(error instanceof StorageUnavailableError && error.missing)) throw error;
-      await storage.download(stagedPath(stream, path.slice(path.lastIndexOf('/') + 1)), local);
-    });
+    await downloadCommitted(storage, file, local);
+    await expectCommittedSize(file, local);
   });
+}
+
+/**
+ * Downloads a committed file from its place, or from staging: committed a moment ago and not yet copied
+ * into place (its staged copy goes only after the copy). In neither place, it is named as missing.
+ */
+async function downloadCommitted(storage: LakeStorage, file: LiveFile & { stream: string }, local: string) {
+  const inPlace = await storage.download(file.path, local).then(
+    () => true,
+    (error) => {
+      if (error instanceof StorageUnavailableError && error.missing) return false;
+      throw error;
+    },
+  );
+  if (inPlace) return;
+  await storage.download(stagedPath(file.stream, baseName(file.path)), local).catch((error) => {
+    if (!(error instanceof StorageUnavailableError && error.missing)) throw error;
+    throw new LakeFileDamagedError(file.stream, file.path, file, undefined, BUCKET_LAKE);
+  });
+}
+
+/**
+ * Objects are never rewritten, so one of another size than its commit records was replaced by hand (cut
+ * short, a restore gone wrong): named here, and not left in the mirror, rather than read by DuckDB.
+ */
+async function expectCommittedSize(file: LiveFile & { stream: string }, local: string) {
+  const { size } = await stat(local);
+  if (size === file.bytes) return;
+  await rm(local, { force: true });
+  throw new LakeFileDamagedError(file.stream, file.path, file, size, BUCKET_LAKE);
 }
 
 /** Deletes mirrored files the lake no longer names (merged away), and partial downloads. */

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -18,6 +20,7 @@ import {
   startS3,
   writeObject,
 } from '../helpers/s3.ts';
+import { queryWarehouse } from '../helpers/warehouse.ts';
 
 /**
  * An object of a bucket's lake deleted (a lifecycle rule expired it, `aws s3 rm`) or replaced by a
@@ -215,4 +218,68 @@ it('status lists deleted and cut-short objects as it does a local lake’s, from
   const whole = await cli(['status', ...w.lake, '--json']);
   expect(whole.code, whole.stderr).toBe(0);
   expect((JSON.parse(whole.stdout) as { damaged: unknown[] }).damaged).toEqual([]);
+}, 300_000);
+
+it('a build that meets a deleted or cut-short object names it in one line, exits 1, and keeps its warehouse', async () => {
+  const w = await bucketLake();
+  const localDir = join(w.dir, 'local');
+  const build = () => cli(['build', ...w.lake, '--local-dir', localDir]);
+  expect((await build()).code).toBe(0);
+  const warehouse = join(localDir, 'warehouse.duckdb');
+  const built = readFileSync(warehouse);
+  const rows = () => queryWarehouse(localDir, 'select count(*)::integer as n from stg_delegators');
+  const rowsBuilt = await rows();
+
+  const mirrorOf = (file: LiveFile) => {
+    const { bucket, prefix } = parseS3Url(w.dataDir);
+    return join(localDir, 'mirror', bucket, prefix, 'lake', file.path);
+  };
+  /** A day's new commits, which this host has not mirrored yet: a file of the stream's among them. */
+  const newFile = async (stream: string) => {
+    emulator.advance(DAY);
+    const mirrored = new Set((await committedFiles(w.dataDir, w.catalog)).map((f) => f.path));
+    const extracted = await cli(['extract', w.pipelinePath, ...w.lake, '--quiet']);
+    expect(extracted.code, extracted.stderr).toBe(0);
+    const file = (await committedFiles(w.dataDir, w.catalog)).find(
+      (f) => f.stream === stream && !mirrored.has(f.path),
+    );
+    if (!file) throw new Error(`no new ${stream} file`);
+    return file;
+  };
+
+  const missing = await newFile('delegators');
+  const missingBytes = await damage(w.dataDir, missing);
+  const refused = await build();
+  expectOneLineFailure(refused);
+  expect(refused.stderr).toBe(
+    `avalake: lake file ${missing.path} of stream delegators is missing, where the commit log records ${missing.bytes} bytes ` +
+      `(sha256 ${missing.sha256}): ${BUCKET_REMEDY}; until then its rows are not in the lake, and a build from ` +
+      "scratch and the stream's compaction stop on it\n",
+  );
+  expect(readFileSync(warehouse).equals(built)).toBe(true);
+  // Restored, as it says: the build goes on.
+  await writeObject(s3, w.dataDir, `lake/${missing.path}`, missingBytes);
+  const restored = await build();
+  expect(restored.code, restored.stderr).toBe(0);
+  const rebuilt = readFileSync(warehouse);
+  const rowsRebuilt = await rows();
+  expect(rowsRebuilt).not.toEqual(rowsBuilt);
+
+  const cut = await newFile('utxos');
+  const cutBytes = await damage(w.dataDir, cut, CUT_BYTES);
+  const cutShort = await build();
+  expectOneLineFailure(cutShort);
+  expect(cutShort.stderr).toContain(
+    `avalake: lake file ${cut.path} of stream utxos has ${CUT_BYTES} bytes, where the commit log records ${cut.bytes} bytes`,
+  );
+  expect(cutShort.stderr).toContain(BUCKET_REMEDY);
+  // The short copy is not left in the mirror for a later build to take as current.
+  expect(existsSync(mirrorOf(cut))).toBe(false);
+  expect(readFileSync(warehouse).equals(rebuilt)).toBe(true);
+  expect(await rows()).toEqual(rowsRebuilt);
+
+  await writeObject(s3, w.dataDir, `lake/${cut.path}`, cutBytes);
+  const again = await build();
+  expect(again.code, again.stderr).toBe(0);
+  expect(readFileSync(mirrorOf(cut)).equals(cutBytes)).toBe(true);
 }, 300_000);
