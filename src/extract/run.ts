@@ -100,11 +100,15 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
     const runStartedAt = Date.now();
     const work = plan(options, lake);
     progress({ kind: 'plan', at: performance.now(), partitions: countByStream(work) });
+    // The lookup is a courtesy, not part of any partition's walk: one attempt, outside the retry policy
+    // and its per-partition counts, so a Data API that fails or hangs costs a first read one request's
+    // time at most (a metrics partition too, whose own host may be well) and the partition goes on.
+    const lookup = createFetcher({ http: options.http, retries: 0 });
     const checkChainNetwork = chainNetworkCheck((network) =>
       sendPage({
         request: httpGet({ service: 'data', route: '/v1/chains', params: {}, query: { network } }),
         pipeline: options.pipeline,
-        fetcher,
+        fetcher: lookup,
         budgetFor,
         item: { stream: chains, partition: { network, feature: 'all' } },
         signal: stop.signal,

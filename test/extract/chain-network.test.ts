@@ -102,6 +102,31 @@ describe('an EVM chain of the other network in the pipeline', () => {
     );
   });
 
+  it('lets every chain go on, unchecked and unretried, when the listing fails', async () => {
+    const w = demoWorkspace(emulator, (p) => {
+      oneAddress(p);
+      (p.evm as { chains: string[] }).chains = ['770012', '770001'];
+    });
+    const counter = { listings: [] as string[] };
+    const down = { send: async () => ({ status: 503, headers: {}, text: '{"message":"down"}' }) };
+    const failingListing = (http: HttpClient): HttpClient => {
+      const listing = countingChainListings(counter)({ ...down, close: () => http.close() });
+      return {
+        send: (request) =>
+          new URL(request.url).pathname === '/v1/chains' ? listing.send(request) : http.send(request),
+        close: () => http.close(),
+      };
+    };
+    const summary = await extractOnce(w.pipelinePath, w.dataDir, {}, failingListing);
+    expect(summary.status).toBe('ok');
+    expect(summary.partitions.map((p) => [p.stream, p.partition.chain, p.status, p.retries]).sort()).toEqual([
+      ['native_balances', '770001', 'done', 0],
+      ['native_balances', '770012', 'done', 0],
+    ]);
+    // One attempt a network: the lookup is outside the retry policy.
+    expect(counter.listings.sort()).toEqual(['fuji', 'mainnet']);
+  });
+
   it('lets a chain neither network lists go on to the service’s own answer', async () => {
     const w = demoWorkspace(emulator, (p) => {
       oneAddress(p);
