@@ -133,11 +133,16 @@ async function readStatusWith(
   catalog: string | undefined,
 ): Promise<LakeStatus> {
   const partitions: PartitionStanding[] = [];
+  let { storage, unreadable } = lake;
   // With the bucket's storage given, a catalog of another lake is refused (as build does), before its
   // files would all be taken for missing here.
-  const readStates = () =>
-    readLakeState(dataDir, catalog, lake.storage?.remote ? { storage: lake.storage } : {});
-  const states = await readStates();
+  const readStates = () => readLakeState(dataDir, catalog, storage?.remote ? { storage } : {});
+  const states = await readStates().catch((error: unknown) => {
+    if (!bucketUnreadable(error, storage)) throw error;
+    unreadable = (error as Error).message;
+    storage = undefined;
+    return readStates();
+  });
   for (const [stream, state] of states) {
     for (const p of state.partitions.values()) {
       const age = Math.round((now - Date.parse(p.committedAt)) / 1000);
@@ -182,10 +187,29 @@ async function readStatusWith(
       ? null
       : ((await readLockStanding(buildLockOf(warehouseIn(dataDir)))) ?? null),
     partitions,
-    damaged: lake.storage ? await damagedFiles(lake.storage, states, readStates) : [],
-    ...(lake.unreadable ? { damageUnchecked: lake.unreadable } : {}),
+    ...(await damageAmong(storage, states, readStates, unreadable)),
     ...(catalog ? { workers: await readWorkers(catalog) } : {}),
   };
+}
+
+/** A bucket that failed to answer (down, throttling past the retries, no credentials): not a status error. */
+const bucketUnreadable = (error: unknown, storage: LakeStorage | undefined) =>
+  storage?.remote === true && error instanceof StorageUnavailableError;
+
+/** The damaged files, or why none were looked for: a bucket failing mid-look leaves the catalog's view. */
+async function damageAmong(
+  storage: LakeStorage | undefined,
+  states: Map<string, StreamState>,
+  readStates: () => Promise<Map<string, StreamState>>,
+  unreadable: string | undefined,
+): Promise<Pick<LakeStatus, 'damaged' | 'damageUnchecked'>> {
+  if (!storage) return { damaged: [], ...(unreadable ? { damageUnchecked: unreadable } : {}) };
+  try {
+    return { damaged: await damagedFiles(storage, states, readStates) };
+  } catch (error) {
+    if (!bucketUnreadable(error, storage)) throw error;
+    return { damaged: [], damageUnchecked: (error as Error).message };
+  }
 }
 
 /**

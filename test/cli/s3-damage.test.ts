@@ -211,6 +211,21 @@ it('status lists deleted and cut-short objects as it does a local lake’s, from
     "warning: the lake's files were not checked for damage: HeadBucket of s3://",
   );
   expect(blind.stdout).not.toContain('damaged:');
+  // A bucket that answers, then fails (every second request refused, no retry): the same view and warning,
+  // wherever the failure falls (the lake's mark, a folder's listing), not a failed status.
+  const flaky = await startFaultyProxy(s3.endpoint, { failEvery: 2 });
+  try {
+    const faltering = await cli(['status', ...w.lake], {
+      AWS_ENDPOINT_URL_S3: flaky.endpoint,
+      AWS_ENDPOINT_URL: flaky.endpoint,
+      AWS_MAX_ATTEMPTS: '1',
+    });
+    expect(faltering.code, faltering.stderr).toBe(0);
+    expect(faltering.stdout).toContain("warning: the lake's files were not checked for damage: ");
+    expect(flaky.stats.failed).toBeGreaterThanOrEqual(1);
+  } finally {
+    await flaky.stop();
+  }
 
   // Restored: nothing damaged, exit 0.
   await writeObject(s3, w.dataDir, `lake/${missing.path}`, bytes.missing);
