@@ -69,6 +69,13 @@ export function streamTotals(summary: RunSummary): Map<string, StreamTotals> {
   return byStream;
 }
 
+/**
+ * A partition's failure is what stopped the run (a limit of the process fails every partition alike): the
+ * stop's words begin with it, so the summaries say it once.
+ */
+export const saysWhatStopped = (error: string | undefined, stop: string | undefined): boolean =>
+  error !== undefined && error !== '' && stop?.startsWith(error) === true;
+
 /** One line per stream: what a person at a terminal wants after a run. */
 export function formatSummary(summary: RunSummary): string {
   const byStream = streamTotals(summary);
@@ -87,7 +94,7 @@ export function formatSummary(summary: RunSummary): string {
   );
   // A failure that stopped the run in a partition (a limit of the process) is said once, on the
   // partitions' line below.
-  if (summary.error && !summary.partitions.some((p) => p.error === summary.error))
+  if (summary.error && !summary.partitions.some((p) => saysWhatStopped(p.error, summary.error)))
     lines.push(`  stopped by: ${summary.error}`);
   // The same failure in many partitions (a rejected key, a host down) is one line, not one per partition.
   const failures = new Map<string, PartitionSummary[]>();

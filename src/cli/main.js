@@ -58,7 +58,9 @@ try {
       // The options yargs holds as the middleware runs are the matched command's (getOptions is not typed).
       const bare = flagsWithoutValue(argv, /** @type {any} */ (parser).getOptions());
       if (bare.length > 0)
-        throw usageError(`${bare.join(', ')} needs a value; see avalake ${argv._[0] ?? ''} --help`);
+        throw usageError(
+          `${bare.join(', ')} ${bare.length > 1 ? 'need values' : 'needs a value'}; see avalake ${argv._[0] ?? ''} --help`,
+        );
       const repeated = Object.keys(argv).filter(
         (key) => key !== '_' && !REPEATABLE_FLAGS.has(key) && !/[A-Z]/.test(key) && Array.isArray(argv[key]),
       );

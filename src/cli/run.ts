@@ -19,6 +19,7 @@ import {
   redactorOf,
   resolveOrReport,
   type StreamTotals,
+  saysWhatStopped,
   streamTotals,
 } from './extract.ts';
 import { untilSignal } from './until-signal.ts';
@@ -418,7 +419,7 @@ export function formatRun(report: RunReport): string {
   // What stopped the run (a limit of the process) failed its partitions too: said once, on its own line.
   const { reason } = report.extract;
   const failures = (errors: string[]) =>
-    errors.map((e) => (reason?.startsWith(e) ? 'what stopped the run, below' : e)).join('; ');
+    errors.map((e) => (saysWhatStopped(e, reason) ? 'what stopped the run, below' : e)).join('; ');
   for (const [name, s] of streams)
     lines.push(
       `  ${name.padEnd(width)} ${String(s.rows).padStart(8)} rows ${String(s.requests).padStart(6)} requests` +

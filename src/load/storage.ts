@@ -110,8 +110,15 @@ export function diskStorage(lakeDir: string): LakeStorage {
 
     async sizes(folder) {
       const sizes = new Map<string, number>();
-      for (const entry of await readdir(local(folder), { withFileTypes: true }).catch(() => []))
-        if (entry.isFile()) sizes.set(entry.name, (await stat(join(local(folder), entry.name))).size);
+      for (const entry of await readdir(local(folder), { withFileTypes: true }).catch(() => [])) {
+        if (!entry.isFile()) continue;
+        // A file merged away by a compaction since the listing is simply not there.
+        const size = await stat(join(local(folder), entry.name)).then(
+          (s) => s.size,
+          () => undefined,
+        );
+        if (size !== undefined) sizes.set(entry.name, size);
+      }
       return sizes;
     },
 

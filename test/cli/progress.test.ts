@@ -148,9 +148,9 @@ describe('the progress renderer', () => {
   it('redraws in place at most every interval, and keeps log lines above the display', async () => {
     const writes: string[] = [];
     const display = createLiveDisplay({ write: (t) => writes.push(t), intervalMs: 50, columns: () => 100 });
-    display.update({ kind: 'plan', at: Date.now(), partitions: { rewards: 1 } });
+    display.update({ kind: 'plan', at: performance.now(), partitions: { rewards: 1 } });
     for (let i = 1; i <= 20; i++)
-      display.update(page('rewards', 'a', Date.now(), { pages: i, rows: i * 10 }));
+      display.update(page('rewards', 'a', performance.now(), { pages: i, rows: i * 10 }));
     await new Promise((r) => setTimeout(r, 120));
     // Twenty events, one draw.
     expect(writes).toHaveLength(1);

@@ -296,7 +296,11 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
     for (const status of [equals, empty, both])
       expectRefused(status, 2, /^avalake: --data-dir needs a value; see avalake status --help$/m);
     expectRefused(camel, 2, /^avalake: --data-dir needs a value; see avalake extract --help$/m);
-    expectRefused(camelEquals, 2, /^avalake: --pipeline, --data-dir needs a value/m);
+    expectRefused(
+      camelEquals,
+      2,
+      /^avalake: --pipeline, --data-dir need values; see avalake extract --help$/m,
+    );
     // Values that start with a dash are still the command's to judge, in either spelling.
     expectRefused(camelDash, 2, /--max-age -1h: a duration cannot be negative/);
     expectRefused(dashRetries, 2, /--retries "-1" is out of range/);
