@@ -69,10 +69,10 @@ const historyBound = z
   // Note: "Nd" is measured from the clock when the pipeline is read, i.e. when a run begins.
   .refine((bound) => (boundAt(bound, Date.now() / 1000) ?? 0) >= EARLIEST_HISTORY_UNIX, {
     error: () => {
-      const daysSince = Math.floor((Date.now() / 1000 - EARLIEST_HISTORY_UNIX) / 86_400);
       // A clock before the launch makes every bound too old: the clock is what to fix, not the bound.
-      if (daysSince < 0)
-        return `a date from ${EARLIEST_HISTORY} on, but this machine's clock reads ${new Date().toISOString().slice(0, 10)}, before Avalanche's launch: set the clock right`;
+      const clock = clockBeforeLaunch(`a date from ${EARLIEST_HISTORY} on`);
+      if (clock) return clock;
+      const daysSince = Math.floor((Date.now() / 1000 - EARLIEST_HISTORY_UNIX) / 86_400);
       return (
         `a date from ${EARLIEST_HISTORY} on (Avalanche's launch: there is no older history), ` +
         `or at most ${daysSince} days back such as "30d"`
@@ -245,9 +245,20 @@ const isDate = (bound: string | undefined): bound is string => bound?.includes('
  */
 function startAfterToday(): string {
   const today = new Date().toISOString().slice(0, 10);
-  if (today < EARLIEST_HISTORY)
-    return `a date not after today, but this machine's clock reads ${today}, before Avalanche's launch: set the clock right`;
-  return `a date not after today in UTC (${today} UTC; start is a UTC date): history from a later day has nothing to read yet`;
+  return (
+    clockBeforeLaunch('a date not after today') ??
+    `a date not after today in UTC (${today} UTC; start is a UTC date): history from a later day has nothing to read yet`
+  );
+}
+
+/**
+ * `expected`, and that this machine's clock is what to fix, when it reads a day before Avalanche's launch
+ * (an RTC reset before NTP syncs): every history bound is then judged against a wrong today.
+ */
+function clockBeforeLaunch(expected: string): string | undefined {
+  const today = new Date().toISOString().slice(0, 10);
+  if (today >= EARLIEST_HISTORY) return undefined;
+  return `${expected}, but this machine's clock reads ${today}, before Avalanche's launch: set the clock right`;
 }
 
 /** Unix seconds of a history bound: a UTC date's midnight, or `Nd` days before `now`'s midnight. */
