@@ -29,6 +29,11 @@ export interface EmulatorOptions {
   genesis?: string | number;
   /** API keys the data service knows, e.g. "k1:pro,k2:free:deny=/v1/signatureAggregator". */
   keys?: string | ApiKey[];
+  /**
+   * The rate limiter's clock, Unix seconds; by default the real one. In-process only: a test that steps
+   * the quota's days itself is not at the mercy of how long a run takes on a busy machine.
+   */
+  rateLimitClock?: () => number;
 }
 
 export interface Emulator {
@@ -64,7 +69,7 @@ export async function createEmulator(options: EmulatorOptions = {}): Promise<Emu
     world,
     clock,
     tokens: createPageTokens(seed, () => clock.now()),
-    limiter: createRateLimiter(parseRateLimitSpec(options.rateLimit ?? 'on')),
+    limiter: createRateLimiter(parseRateLimitSpec(options.rateLimit ?? 'on'), options.rateLimitClock),
     keys,
     decideFault: (key) => faults.decide(key),
     onRequest: ({ status }) => {

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../src/cli/extract.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
@@ -14,17 +13,17 @@ import { startFront } from '../helpers/front.ts';
 import { duplicateRows } from '../helpers/lake.ts';
 import { lakeTotals, truthOf } from '../helpers/truth.ts';
 
-/** The emulator's "day" lasts this many real seconds, so a quota resets within the test. */
+/** The length of the emulator's quota "day", in the seconds of the limiter's clock below. */
 const DAY_SECONDS = 3;
 
 /**
- * Waits for the emulator's next "day" (its windows start at multiples of DAY_SECONDS since the epoch), so a
- * run starts with the whole day ahead of it: a run that began late in a day could cross into the next
- * and spend two days' quota, as on a busy machine, and the backfill would then need fewer runs.
+ * The limiter's clock, stepped by the test alone: each run has a whole "day" of quota, however long it
+ * takes on a busy machine (on the real clock a slow run crossed into the next day, spent two days'
+ * quota, and the backfill needed fewer runs than the test asks for).
  */
+let quotaNow = 1_000 * DAY_SECONDS;
 const nextDay = () => {
-  const ms = DAY_SECONDS * 1000;
-  return sleep(ms - (Date.now() % ms) + 50);
+  quotaNow += DAY_SECONDS;
 };
 
 let emulator: Emulator | undefined;
@@ -35,6 +34,7 @@ describe('a per-day compute-unit quota', () => {
     // 3,000 CUs a "day": thirty 100-CU reward or staking pages. The backfill needs several days.
     emulator = await startEmulator({
       rateLimit: `minute=1,day=${DAY_SECONDS},perMinute=1000000,perDay=3000`,
+      rateLimitClock: () => quotaNow,
     });
     // Streams whose records are final once read: an up-to-date partition costs one page a run.
     const names = ['staking_transactions', 'rewards'];
@@ -47,7 +47,7 @@ describe('a per-day compute-unit quota', () => {
     const runs: { status: string; rows: number; quota?: string }[] = [];
     try {
       for (let day = 0; day < 30; day++) {
-        await nextDay();
+        nextDay();
         const summary = await runExtract({
           pipeline,
           streams,
