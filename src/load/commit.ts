@@ -52,6 +52,8 @@ export type Checkpoint = Readonly<Record<string, unknown>>;
 export const FOLD_RECORDS = 16;
 /** Streams folded at once by a writer alone with its log. */
 const FOLDS_AT_ONCE = 4;
+/** Streams recovered at once as a writer alone with its log opens it. */
+const RECOVERIES_AT_ONCE = 8;
 
 export type { RecoveryReport } from './recovery.ts';
 
@@ -224,7 +226,25 @@ export function createCommitLog(
           // Stray entries (.DS_Store, editor files) are not streams.
           .filter(isSafeSegment),
       );
-      for (const stream of streams) await recover(stream, report, { tidy: true, checkFiles });
+      // Streams are recovered side by side: each alone with its own files, and what a lake on disk waits
+      // for here is the file system (a state, a stat per committed file), one stream after another else.
+      // The report and the failure thrown are in the streams' order, as if one at a time.
+      const names = [...streams];
+      const reports = names.map((): RecoveryReport => ({ rolledForward: [], discarded: [] }));
+      const failures: unknown[] = [];
+      await eachLimited(names.length, store.shared ? 1 : RECOVERIES_AT_ONCE, (i) =>
+        recover(names[i] as string, reports[i] as RecoveryReport, { tidy: true, checkFiles }).catch(
+          (error: unknown) => {
+            failures[i] = error;
+          },
+        ),
+      );
+      const failed = failures.findIndex((error) => error !== undefined);
+      if (failed >= 0) throw failures[failed];
+      for (const each of reports) {
+        report.rolledForward.push(...each.rolledForward);
+        report.discarded.push(...each.discarded);
+      }
       return report;
     },
 
