@@ -4,6 +4,7 @@ import {
   LakeCorruptError,
   LakeMismatchError,
   LockHeldError,
+  LockLostError,
   StorageUnavailableError,
 } from '../load/index.ts';
 import { unwritable } from './data-dir.ts';
@@ -11,12 +12,12 @@ import { EXIT } from './exit.js';
 
 /**
  * The exit code of a failure the lake reports in words a user can act on: 75 while another run holds
- * the data directory; 2 for a catalog given with a lake it does not keep, or one refusing the URL's
+ * the data directory, or took it over from this one; 2 for a catalog given with a lake it does not keep, or one refusing the URL's
  * user or database (configuration, found before anything was written); 1 for a lake, catalog or bucket
  * that failed. Undefined for anything else, which stays the caller's to handle.
  */
 export function lakeFailureCode(error: unknown): number | undefined {
-  if (error instanceof LockHeldError) return EXIT.locked;
+  if (error instanceof LockHeldError || error instanceof LockLostError) return EXIT.locked;
   if (error instanceof LakeMismatchError || error instanceof CatalogRefusedError) return EXIT.usage;
   if (
     error instanceof LakeCorruptError ||

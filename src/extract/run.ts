@@ -1,4 +1,4 @@
-import { type Lake, openLake, partitionId, processLimitOf } from '../load/index.ts';
+import { type Lake, LockLostError, openLake, partitionId, processLimitOf } from '../load/index.ts';
 import { createRateBudget, type RateBudget } from './budget.ts';
 import { chainNetworkCheck } from './chain-network.ts';
 import { DeadHostError, FinalError, type QuotaExhaustedError } from './errors.ts';
@@ -164,8 +164,13 @@ export async function runExtract(options: ExtractOptions): Promise<RunSummary> {
         const over = summary.status === 'done' || summary.status === 'failed';
         await lake.finish(item.stream.name, item.partition, over ? 'done' : 'released');
         // A limit of the process (open files, memory) fails every partition alike: the run stops on it,
-        // the others committing what they have.
-        if (summary.status === 'failed' && processLimitOf(summary.cause) !== undefined) throw summary.cause;
+        // the others committing what they have. So does the data directory's lock taken over by another
+        // run: every commit after it is refused.
+        if (
+          summary.status === 'failed' &&
+          (processLimitOf(summary.cause) !== undefined || summary.cause instanceof LockLostError)
+        )
+          throw summary.cause;
       }
     };
     // A failure no partition could absorb (the disk full in a commit, say) stops the others, which

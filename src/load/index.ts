@@ -43,6 +43,7 @@ export {
   type DataDirLock,
   LockHeldError,
   type LockHolder,
+  LockLostError,
   type LockOptions,
   type LockStanding,
   readLockHolder,

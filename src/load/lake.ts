@@ -17,10 +17,12 @@ import { type CompactionResult, type CompactionStep, compactStream, planCompacti
 import { mkdirDurable } from './durable.ts';
 import { createWorkerEncoder, type ParquetEncoder } from './encoder.ts';
 import { LakeFileDamagedError } from './errors.ts';
+import { fileRecordStore } from './file-records.ts';
 import { createFlush, type Flush, type Reject } from './flush.ts';
 import { checkLakeIdentity, ensureLakeIdentity } from './lake-identity.ts';
 import { lakePaths, layoutCheck, type Partition, partitionId } from './layout.ts';
 import { acquireLock, type DataDirLock, type LockOptions } from './lock.ts';
+import type { RecordStore } from './records.ts';
 import { newestOf, newestStampOf } from './state.ts';
 import { diskStorage, isObjectStorage, type LakeStorage } from './storage.ts';
 
@@ -142,6 +144,25 @@ export async function readWorkers(catalog: string): Promise<WorkerStanding[]> {
 }
 
 /**
+ * A data directory's own commit log, written only while its lock is still this run's: a run paused for
+ * longer than its heartbeat allows (a stopped container) may find another run took the lock over, and
+ * must not commit beside it.
+ */
+function whileHeld(store: RecordStore, lock: DataDirLock): RecordStore {
+  return {
+    ...store,
+    append: (record) => {
+      lock.assertHeld();
+      return store.append(record);
+    },
+    writeState: (state, covered) => {
+      lock.assertHeld();
+      return store.writeState(state, covered);
+    },
+  };
+}
+
+/**
  * Takes the data directory's lock (or, with a catalog, registers as one of its writers), then recovers:
  * staged files of committed flushes move in, others go.
  */
@@ -177,7 +198,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     else lock = await acquireLock(paths.lockFile, options.lock);
     // A catalog keeps one lake: opened over another, it is refused before anything is read or written.
     if (catalog) await ensureLakeIdentity(catalog, storage);
-    log = createCommitLog(paths, catalog, storage);
+    log = createCommitLog(paths, catalog ?? (lock && whileHeld(fileRecordStore(paths), lock)), storage);
     recovery = await log.open();
     // Marked once the catalog's log has opened on it (recovery found the files its commits name), before
     // any flush: a directory that is not the catalog's lake (a mistyped --data-dir) fails in open and is

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { link, readFile, readlink, rename, unlink } from 'node:fs/promises';
+import { readFileSync, utimesSync } from 'node:fs';
+import { link, readFile, readlink, rename, stat, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +26,12 @@ export interface LockHolder {
    * from 1: a pid of another namespace names another process here, and only the time test applies.
    */
   pidNamespace?: string;
+  /**
+   * How often the holder refreshes the lock file's modification time while it runs. Another pid
+   * namespace on this machine (a container) cannot see the holder's process: such a holder is judged
+   * by its heartbeat instead.
+   */
+  heartbeatSeconds?: number;
   /** Tells our own lock from a later one with a reused pid. */
   token: string;
 }
@@ -36,10 +43,31 @@ export class LockHeldError extends Error {
   constructor(
     readonly lockFile: string,
     readonly holder: LockHolder,
+    /** The holder is another machine's, whose runs this one cannot check. */
+    elsewhere = false,
   ) {
     super(
       `another avalake run holds ${lockFile}: pid ${holder.pid} on ${holder.hostname} since ${holder.since}` +
-        ` (${holder.command || 'unknown command'}); let it finish, or pass --wait to queue behind it`,
+        ` (${holder.command || 'unknown command'}); let it finish, or pass --wait to queue behind it` +
+        (elsewhere
+          ? `; ${holder.hostname} is another machine, whose runs this one cannot check: if no avalake run is left there, remove ${lockFile}`
+          : ''),
+    );
+  }
+}
+
+/**
+ * The lock was taken over while this run held it: its heartbeat stopped for longer than a holder in
+ * another pid namespace is given (the process or its container paused), or the lock file was removed.
+ */
+export class LockLostError extends Error {
+  override name = 'LockLostError';
+  readonly exitCode = 75;
+  constructor(readonly lockFile: string) {
+    super(
+      `this run no longer holds ${lockFile}: its heartbeat stopped for longer than another run waits ` +
+        '(the process or its container was paused), or the file was removed, and another run may have ' +
+        'taken the data directory over; this run commits nothing more, and what it committed stays',
     );
   }
 }
@@ -47,6 +75,8 @@ export class LockHeldError extends Error {
 export interface DataDirLock {
   readonly path: string;
   readonly holder: LockHolder;
+  /** Throws LockLostError once a heartbeat found the lock file gone or another run's. */
+  assertHeld(): void;
   /** Removes the lock file if it is still ours. */
   release(): Promise<void>;
 }
@@ -66,6 +96,20 @@ export interface LockOptions {
 }
 
 const DEFAULT_POLL_MS = 1000;
+
+/** How often a holder refreshes its lock file; `AVALAKE_LOCK_HEARTBEAT_SECONDS` overrides it (tests shorten it). */
+export const DEFAULT_LOCK_HEARTBEAT_SECONDS = 30;
+/**
+ * Heartbeats a holder in another pid namespace may miss before its lock is stale: ten minutes at the
+ * default, far past any stall of a running process, and a killed container's lock stops a cron job for
+ * that long at most.
+ */
+const MISSED_HEARTBEATS = 20;
+
+function heartbeatSeconds(): number {
+  const set = Number(process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS);
+  return set > 0 ? set : DEFAULT_LOCK_HEARTBEAT_SECONDS;
+}
 
 /**
  * Flags whose value is a secret: the next word, or what follows `=`. Every spelling the command line
@@ -119,6 +163,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     bootId: await currentBootId(),
     ...startTicksField(await processStartTicks(process.pid)),
     ...pidNamespaceField(await currentPidNamespace()),
+    heartbeatSeconds: heartbeatSeconds(),
     token: randomBytes(8).toString('hex'),
   };
   // The wait is measured on the monotonic clock: NTP stepping the wall clock forward an hour must not end
@@ -130,7 +175,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     const holder = await tryLock(path, me);
     if (!holder) return lockHandle(path, me);
     const timedOut = options.timeoutMs !== undefined && performance.now() - started >= options.timeoutMs;
-    if (!options.wait || timedOut) throw new LockHeldError(path, holder);
+    if (!options.wait || timedOut) throw new LockHeldError(path, holder, await onAnotherMachine(holder));
     if (!waiting) options.onWait?.(holder);
     waiting = true;
     await sleep(options.pollMs ?? DEFAULT_POLL_MS, undefined, { signal: options.signal });
@@ -146,8 +191,9 @@ export async function readLockHolder(path: string): Promise<LockHolder | undefin
 export type LockStanding = LockHolder & { live: boolean };
 
 export async function readLockStanding(path: string): Promise<LockStanding | undefined> {
-  const holder = await readLockHolder(path);
-  return holder && { ...holder, live: await isAlive(holder) };
+  const current = await readHolder(path);
+  const holder = current?.holder;
+  return holder && { ...holder, live: await isAlive(holder, current.beatAt) };
 }
 
 /** undefined when we now hold the lock, else the live holder. */
@@ -165,7 +211,7 @@ async function tryLock(path: string, me: LockHolder): Promise<LockHolder | undef
       }
       const current = await readHolder(path);
       if (!current) continue; // released between our link and read: try again
-      if (current.holder && (await isAlive(current.holder))) return current.holder;
+      if (current.holder && (await isAlive(current.holder, current.beatAt))) return current.holder;
       await removeStale(path, current.text);
     }
   } finally {
@@ -190,9 +236,15 @@ async function removeStale(path: string, staleText: string): Promise<void> {
   await unlink(aside);
 }
 
-async function readHolder(path: string): Promise<{ text: string; holder?: LockHolder } | undefined> {
+/** The lock file's text, its holder when it parses, and when its holder last refreshed it (ms). */
+async function readHolder(
+  path: string,
+): Promise<{ text: string; holder?: LockHolder; beatAt?: number } | undefined> {
   let text: string;
+  let beatAt: number;
   try {
+    // Its time first: a heartbeat between the two reads makes the lock look older, never younger.
+    beatAt = (await stat(path)).mtimeMs;
     text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -202,7 +254,7 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
     const holder = JSON.parse(text) as LockHolder;
     if (typeof holder.pid !== 'number') return { text };
     // A lock written before commands were masked may still name a key: never show it.
-    return { text, holder: { ...holder, command: withoutSecrets(String(holder.command ?? '')) } };
+    return { text, beatAt, holder: { ...holder, command: withoutSecrets(String(holder.command ?? '')) } };
   } catch {
     // Not written by acquireLock (which links complete files only): treat as stale.
     return { text };
@@ -217,12 +269,34 @@ async function readHolder(path: string): Promise<{ text: string; holder?: LockHo
  */
 const REUSED_PID_SLACK_MS = 5 * 60_000;
 
-/** Whether the run that wrote the lock may still be running (a lock of another host always may). */
-export async function isAlive(holder: LockHolder): Promise<boolean> {
-  // Note: a pid on another host cannot be checked; such a lock must be removed by hand.
-  if (holder.hostname !== hostname()) return true;
+/** Whether the holder runs on another machine: another hostname, and not this boot of this kernel. */
+async function onAnotherMachine(holder: LockHolder): Promise<boolean> {
+  return (
+    holder.hostname !== hostname() &&
+    (holder.bootId === undefined || holder.bootId !== (await currentBootId()))
+  );
+}
+
+/**
+ * Whether the run that wrote the lock may still be running. `beatAt`: when the lock file was last
+ * refreshed (its modification time, ms), for a holder whose process this one cannot see.
+ */
+export async function isAlive(holder: LockHolder, beatAt?: number): Promise<boolean> {
+  // The same boot id is the same running kernel: this machine, whatever hostname a container was given.
+  // A pid on another machine cannot be checked: such a lock is removed by hand.
+  if (await onAnotherMachine(holder)) return true;
   const bootId = await currentBootId();
+  const thisMachine = holder.bootId !== undefined && holder.bootId === bootId;
   if (holder.bootId && bootId && holder.bootId !== bootId) return false;
+  const namespace = await currentPidNamespace();
+  const otherNamespace =
+    holder.pidNamespace !== undefined ? holder.pidNamespace !== namespace : holder.hostname !== hostname();
+  if (thisMachine && otherNamespace) {
+    // Another pid namespace (another container): its pids name other processes here, or none. Its
+    // heartbeat tells; a lock of an avalake from before heartbeats cannot be judged, and stays.
+    if (holder.heartbeatSeconds === undefined || beatAt === undefined) return true;
+    return Date.now() - beatAt <= holder.heartbeatSeconds * MISSED_HEARTBEATS * 1000;
+  }
   try {
     process.kill(holder.pid, 0);
   } catch (error) {
@@ -235,7 +309,7 @@ export async function isAlive(holder: LockHolder): Promise<boolean> {
     holder.startTicks !== undefined &&
     holder.bootId === bootId &&
     holder.pidNamespace !== undefined &&
-    holder.pidNamespace === (await currentPidNamespace());
+    holder.pidNamespace === namespace;
   if (exact) return startTicks === holder.startTicks;
   const started = await startedAt(startTicks);
   return started === undefined || !(started > Date.parse(holder.since) + REUSED_PID_SLACK_MS);
@@ -285,13 +359,58 @@ async function currentBootId(): Promise<string | undefined> {
 }
 
 function lockHandle(path: string, me: LockHolder): DataDirLock {
+  const beatMs = (me.heartbeatSeconds ?? heartbeatSeconds()) * 1000;
   let released = false;
+  let lost = false;
+  /**
+   * When a beat last found the lock ours, by the wall clock: the one others judge the file's time by,
+   * which also moves while the machine sleeps.
+   */
+  let confirmedAt = Date.now();
+  const judge = (text: string | undefined) => {
+    if (text === undefined || tokenOf(text) !== me.token) lost = true;
+    else confirmedAt = Date.now();
+  };
+  // The heartbeat: the lock file's modification time, refreshed while it is still ours. A beat that
+  // finds it gone or another run's marks the lock lost, and the next commit refuses (assertHeld).
+  const beat = async () => {
+    try {
+      const current = await readHolder(path);
+      if (current?.holder?.token === me.token) {
+        const now = new Date();
+        await utimes(path, now, now);
+      }
+      judge(current?.text);
+    } catch {
+      // A beat that cannot read or touch the file (a full or read-only disk) is skipped; the next tries again.
+    }
+    if (lost || released) clearInterval(heartbeat);
+  };
+  const heartbeat = setInterval(() => void beat(), beatMs);
+  heartbeat.unref();
   return {
     path,
     holder: me,
+    assertHeld() {
+      // Beats overdue: this process was paused (or the machine slept), and another run may have taken
+      // the lock meanwhile. Looked at now, before anything is committed, not at the next beat.
+      if (!lost && Date.now() - confirmedAt > 2 * beatMs) {
+        let text: string | undefined;
+        try {
+          text = readFileSync(path, 'utf8');
+          const now = new Date();
+          if (tokenOf(text) === me.token) utimesSync(path, now, now);
+        } catch {
+          text = undefined;
+        }
+        judge(text);
+      }
+      if (lost) throw new LockLostError(path);
+    },
     async release() {
       if (released) return;
       released = true;
+      clearInterval(heartbeat);
       const current = await readHolder(path);
       if (current?.holder?.token === me.token) {
         await unlink(path);
@@ -299,4 +418,13 @@ function lockHandle(path: string, me: LockHolder): DataDirLock {
       }
     },
   };
+}
+
+/** The token of a lock file's text; undefined when it is not a holder's. */
+function tokenOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as Partial<LockHolder>).token;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,11 +1,21 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { openLake } from '../../src/load/lake.ts';
-import { acquireLock, LockHeldError, readLockHolder, withoutSecrets } from '../../src/load/lock.ts';
+import {
+  acquireLock,
+  LockHeldError,
+  LockLostError,
+  readLockHolder,
+  readLockStanding,
+  withoutSecrets,
+} from '../../src/load/lock.ts';
+import { lake } from '../../src/schemas/lake.ts';
 
 let dir: string;
 let lockFile: string;
@@ -194,7 +204,7 @@ describe('data directory lock', () => {
     await expect(acquireLock(lockFile)).rejects.toBeInstanceOf(LockHeldError);
   });
 
-  it('judges a holder of another pid namespace (a container of the same hostname) by time alone', async () => {
+  it('keeps a lock of another pid namespace from an avalake before heartbeats: it cannot be judged', async () => {
     if (!existsSync('/proc/self/ns/pid')) return;
     const { bootId, startTicks, pidNamespace } = await ownLock();
     expect(pidNamespace).toMatch(/^pid:\[\d+\]$/);
@@ -216,9 +226,14 @@ describe('data directory lock', () => {
     await (await acquireLock(lockFile)).release();
   });
 
-  it('treats a holder on another host as alive', async () => {
-    await writeFile(lockFile, holderFile({ pid: deadPid(), hostname: 'elsewhere' }));
-    await expect(acquireLock(lockFile)).rejects.toThrow(/pid \d+ on elsewhere/);
+  it('treats a holder on another host as alive, and says how to let go of it', async () => {
+    await writeFile(lockFile, holderFile({ pid: deadPid(), hostname: 'elsewhere', bootId: 'its-boot' }));
+    const error = await acquireLock(lockFile).catch((e) => e);
+    expect(error).toBeInstanceOf(LockHeldError);
+    expect(error.message).toMatch(/pid \d+ on elsewhere/);
+    expect(error.message).toContain(
+      `elsewhere is another machine, whose runs this one cannot check: if no avalake run is left there, remove ${lockFile}`,
+    );
   });
 
   it('waits for the holder with `wait`, and gives up after timeoutMs', async () => {
@@ -249,5 +264,159 @@ describe('data directory lock', () => {
     await expect(openLake({ dataDir: dir })).rejects.toThrow(LockHeldError);
     await lake.close();
     await (await openLake({ dataDir: dir })).close();
+  });
+});
+
+/** A lock file of a holder in another pid namespace of this machine (a container), last refreshed `beatAgoMs` ago. */
+async function containerLock(fields: Record<string, unknown>, beatAgoMs: number) {
+  const { bootId } = await ownLock();
+  await writeFile(
+    lockFile,
+    holderFile({ pid: deadPid(), bootId, pidNamespace: 'pid:[1]', heartbeatSeconds: 1, ...fields }),
+  );
+  const beat = new Date(Date.now() - beatAgoMs);
+  await utimes(lockFile, beat, beat);
+}
+
+describe('a holder this process cannot see: another pid namespace on this machine', () => {
+  const linux = existsSync('/proc/self/ns/pid') && existsSync('/proc/sys/kernel/random/boot_id');
+
+  it.runIf(linux)(
+    'keeps a live one whose pid names no process here, while its heartbeat is recent',
+    async () => {
+      // A run in a container of the same hostname (docker --network host): its pid means nothing here.
+      // Before heartbeats the pid was checked anyway, found gone, and the lock taken from a live run.
+      await containerLock({}, 5_000);
+      const error = await acquireLock(lockFile).catch((e) => e);
+      expect(error).toBeInstanceOf(LockHeldError);
+      expect((await readLockStanding(lockFile))?.live).toBe(true);
+    },
+  );
+
+  it.runIf(linux)('takes it over once twenty heartbeats were missed (a killed container)', async () => {
+    await containerLock({}, 21_000);
+    expect((await readLockStanding(lockFile))?.live).toBe(false);
+    const lock = await acquireLock(lockFile);
+    expect((await readLockHolder(lockFile))?.token).toBe(lock.holder.token);
+    await lock.release();
+  });
+
+  it.runIf(linux)(
+    'judges a container of another hostname on this machine by its heartbeat, not as another host',
+    async () => {
+      // Each `docker run` has a hostname of its own: before, such a lock was another host's, kept for ever,
+      // and every cron run after a killed one exited 75 until the file was removed by hand.
+      await containerLock({ hostname: 'a1b2c3d4e5f6' }, 21_000);
+      await (await acquireLock(lockFile)).release();
+      await containerLock({ hostname: 'a1b2c3d4e5f6' }, 2_000);
+      await expect(acquireLock(lockFile)).rejects.toThrow(/pid \d+ on a1b2c3d4e5f6/);
+    },
+  );
+
+  it('refreshes its own lock file while held, and stops the commits once another run took it over', async () => {
+    process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.05';
+    try {
+      const held = await openLake({ dataDir: dir });
+      const old = new Date(Date.now() - 60_000);
+      await utimes(join(dir, 'avalake.lock'), old, old);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(Date.now() - (await stat(join(dir, 'avalake.lock'))).mtimeMs).toBeLessThan(5_000);
+
+      // Paused past its heartbeats, this run's lock was taken over by another.
+      await writeFile(join(dir, 'avalake.lock'), holderFile({ pid: process.pid, token: 'another-run' }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const schema = z.object({ id: lake.int64() });
+      const flush = held.begin({ stream: 'transfers', partition: { network: 'fuji' }, schema });
+      await flush.append([{ id: 1 }]);
+      const refused = await flush.commit({ nextId: 2 }).catch((e) => e);
+      expect(refused).toBeInstanceOf(LockLostError);
+      expect(refused.exitCode).toBe(75);
+      expect(refused.message).toContain(`this run no longer holds ${join(dir, 'avalake.lock')}`);
+      // Nothing of the flush in the commit log, and the other run's lock left as it is.
+      expect(existsSync(join(dir, 'lake', '_commits', 'transfers'))).toBe(false);
+      await held.close().catch(() => undefined);
+      expect(JSON.parse(await readFile(join(dir, 'avalake.lock'), 'utf8')).token).toBe('another-run');
+    } finally {
+      delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+    }
+  });
+});
+
+const HOLDER = fileURLToPath(new URL('./fixtures/lock-holder.ts', import.meta.url));
+/** Whether this machine lets the tests start a process in a pid namespace of its own (root, Linux). */
+const canUnshare =
+  spawnSync('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', 'true']).status === 0;
+
+/** The lock holder fixture, in this pid namespace or (`container`) a new one, and its output lines as they come. */
+function lockProcess(mode: 'hold' | 'take', file: string, { container = false } = {}) {
+  const node = [process.execPath, '--import', 'tsx', HOLDER, mode, file];
+  const child: ChildProcess = container
+    ? spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...node], { env: process.env })
+    : spawn(node[0] as string, node.slice(1), { env: process.env });
+  const lines: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  const said = async (line: string | RegExp, ms = 20_000) => {
+    const end = Date.now() + ms;
+    const match = (l: string) => (typeof line === 'string' ? l === line : line.test(l));
+    while (!lines.some(match)) {
+      if (Date.now() > end) throw new Error(`${mode} never said ${line}; it said ${JSON.stringify(lines)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { child, lines, said, stop: () => child.kill('SIGKILL') };
+}
+
+describe('a run that wakes from a pause', () => {
+  it('looks at its lock before the first commit after its beats fell behind, not at the next beat', async () => {
+    process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.05';
+    try {
+      const lock = await acquireLock(lockFile);
+      // Paused: no timer runs for 300 ms (six beats), and meanwhile another run took the lock over.
+      const until = Date.now() + 300;
+      while (Date.now() < until) {}
+      writeFileSync(lockFile, holderFile({ pid: process.pid, token: 'another-run' }));
+      expect(() => lock.assertHeld()).toThrow(LockLostError);
+      await lock.release();
+      expect(JSON.parse(await readFile(lockFile, 'utf8')).token).toBe('another-run');
+    } finally {
+      delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+    }
+  });
+});
+
+describe.runIf(canUnshare)('runs in two pid namespaces of one machine, as processes (unshare)', () => {
+  it('refuses the lock to a container while a run holds it, whatever its pid means there', async () => {
+    const holder = lockProcess('hold', lockFile);
+    try {
+      await holder.said(/^held /);
+      const taker = lockProcess('take', lockFile, { container: true });
+      await taker.said('refused');
+      expect(taker.lines).toEqual(['refused']);
+    } finally {
+      holder.stop();
+    }
+  });
+
+  it("hands a paused run's lock to a container after its missed heartbeats, and the run knows it lost it when it wakes", async () => {
+    process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.1';
+    const holder = lockProcess('hold', lockFile);
+    let taker: ReturnType<typeof lockProcess> | undefined;
+    try {
+      await holder.said(/^held /);
+      holder.child.kill('SIGSTOP');
+      // Twenty missed beats of a tenth of a second: stale after two seconds.
+      taker = lockProcess('take', lockFile, { container: true });
+      await taker.said('refused');
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      taker = lockProcess('take', lockFile, { container: true });
+      await taker.said('took');
+      holder.child.kill('SIGCONT');
+      await holder.said('lost');
+    } finally {
+      delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+      holder.child.kill('SIGCONT');
+      holder.stop();
+      taker?.stop();
+    }
   });
 });
