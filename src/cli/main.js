@@ -14,7 +14,8 @@ for (const stream of [process.stdout, process.stderr])
     if (/** @type {NodeJS.ErrnoException} */ (error).code !== 'EPIPE') throw error;
   });
 
-const parser = yargs(hideBin(process.argv));
+const operands = operandsOf(hideBin(process.argv));
+const parser = yargs(operands.args);
 // yargs renders the matched command's whole help page as its handler starts, in case the handler asks
 // for it (avalake's never do): 50-60 ms of every command, spent in string-width's segmenting of each
 // character. `--help` and usage errors render their own page as before. The usage instance is yargs's
@@ -47,6 +48,12 @@ try {
     // --data-dir to the line): refused as a usage error, exit 2, rather than failing later on a list. Both
     // checks run before yargs's own (`true`), so `--no-X` is named as such, not as an unknown argument.
     .middleware((argv) => {
+      operands.restore(argv);
+      // Only a `--` before the command's name is left to yargs (see operandsOf).
+      if (argv['--'] !== undefined)
+        throw usageError(
+          'a lone -- goes after the command, before its argument: avalake <command> [options] -- <argument>',
+        );
       const negated = Object.keys(argv).find((key) => key.startsWith('no-'));
       if (negated) {
         const flag = `--${negated.slice(3)}`;
@@ -75,6 +82,41 @@ try {
 } catch (error) {
   // The middleware's mistakes come out here, past .fail (thrown as yargs parses, before any promise).
   usageMistake(/** @type {Error} */ (error).message, /** @type {Error} */ (error));
+}
+
+/**
+ * The words after a lone `--` are the command's positionals as written, whatever they start with
+ * (`avalake sql -- "-- note\nselect 1"`). yargs keeps such words out of the positionals, on purpose
+ * (yargs#2423: "Not enough non-option arguments"), so the `--` is taken out and each word after it is
+ * handed to yargs as a stand-in it cannot read as a flag, then put back (`restore`, `text`) before any
+ * check or command reads it. A stand-in holds a NUL, which no word of a command line can.
+ * The stand-ins take the place of the `--`, ahead of any flags just before it: such a flag
+ * (`--data-dir -- …`) is left without a value, as `--` ends the flags, rather than taking the first word
+ * after it. Before the command's name, `--` is left to yargs (`avalake -- sql …` names no command).
+ * @param {string[]} all the command line after `avalake`
+ */
+function operandsOf(all) {
+  const end = all.indexOf('--');
+  const names = new Set(COMMANDS.map((c) => String(c.command).split(' ')[0]));
+  const command = all.findIndex((word, i) => i < end && names.has(word));
+  if (command === -1) return { args: all, restore: () => {}, text: (/** @type {string} */ s) => s };
+  const words = all.slice(end + 1);
+  let at = end;
+  while (at > command + 1 && all[at - 1]?.startsWith('-')) at -= 1;
+  const STAND_IN = /\0avalake-operand-(\d+)\0/g;
+  /** @param {string} s */
+  const text = (s) => s.replace(STAND_IN, (_, i) => words[Number(i)] ?? '');
+  /** @param {unknown} value @returns {unknown} */
+  const original = (value) =>
+    typeof value === 'string' ? text(value) : Array.isArray(value) ? value.map(original) : value;
+  return {
+    args: [...all.slice(0, at), ...words.map((_, i) => `\0avalake-operand-${i}\0`), ...all.slice(at, end)],
+    /** @param {Record<string, unknown>} argv */
+    restore: (argv) => {
+      for (const key of Object.keys(argv)) argv[key] = original(argv[key]);
+    },
+    text,
+  };
 }
 
 /**
@@ -136,7 +178,7 @@ function usageError(message) {
 function usageMistake(message, error) {
   if (error && error.name !== 'UsageError' && error.name !== 'YError') throw error;
   process.stderr.write(
-    `avalake: ${withoutCamelCase(error?.message ?? message)}\nRun "avalake --help" for usage.\n`,
+    `avalake: ${withoutCamelCase(operands.text(error?.message ?? message))}\nRun "avalake --help" for usage.\n`,
   );
   process.exit(EXIT.usage);
 }

@@ -10,7 +10,7 @@ import { buildWarehouse } from '../../src/warehouse/build.ts';
 import { queryRows, withDuckDB } from '../../src/warehouse/duckdb.ts';
 import { startEmulator } from '../helpers/emulator.ts';
 import { demoWorkspace, extractOnce } from '../helpers/extract.ts';
-import { captureOutput } from '../helpers/output.ts';
+import { captureOutput, runCli } from '../helpers/output.ts';
 import { CORE_STREAMS } from '../helpers/truth.ts';
 
 /** `avalake sql`: a table, CSV or JSON with exact amounts; mistakes are exit 2, read-only. */
@@ -124,5 +124,46 @@ describe('avalake sql', () => {
     const code = await new Promise((r) => child.on('close', r));
     expect(code).toBe(2);
     expect(stderr).toContain('run "avalake build --data-dir');
+  });
+
+  it('through the CLI: after a lone --, the query is taken as written, even one that starts with a dash', async () => {
+    const query = 'select 1 as one, 2 as two';
+    const plain = await runCli(['sql', query, '--data-dir', dataDir, '--format', 'csv']);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toBe('one,two\n1,2\n');
+    // Before, yargs left the words after -- out of the positional: "Not enough non-option arguments".
+    const inEnv = { AVALAKE_DATA_DIR: dataDir };
+    const [table, tableAfter, csvAfter, comment, beforeCommand] = await Promise.all([
+      runCli(['sql', query], inEnv),
+      runCli(['sql', '--', query], inEnv),
+      runCli(['sql', '--data-dir', dataDir, '--format', 'csv', '--', query]),
+      runCli(['sql', '--data-dir', dataDir, '--format', 'csv', '--', `-- the two numbers\n${query}`]),
+      runCli(['--', 'sql', query], inEnv),
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(tableAfter).toEqual(table);
+    for (const result of [csvAfter, comment]) {
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe(plain.stdout);
+    }
+    // A -- before the command's name is a mistake (before, exit 2 naming "----" as given twice).
+    expect(beforeCommand.code).toBe(2);
+    expect(beforeCommand.stderr).toMatch(/^avalake: a lone -- goes after the command, before its argument/);
+
+    // A negative number is a query too: DuckDB judges it, either way it is written.
+    const [negative, negativeAfter] = await Promise.all([
+      runCli(['sql', '-1', '--data-dir', dataDir]),
+      runCli(['sql', '--data-dir', dataDir, '--', '-1']),
+    ]);
+    expect(negative.stderr).toMatch(/^avalake: Parser Error: syntax error at or near "-"/);
+    expect(negativeAfter).toEqual(negative);
+    // After --, everything is the command's argument: flags there are not read as flags.
+    const flagsAfter = await runCli(['sql', '--data-dir', dataDir, '--', query, '--format', 'csv']);
+    expect(flagsAfter.code).toBe(2);
+    expect(flagsAfter.stderr).toMatch(/^avalake: Unknown arguments: --format, csv$/m);
+    // A flag just before -- has no value: -- ends the flags, the query is not taken for its value.
+    const bare = await runCli(['sql', '--data-dir', '--', query]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/^avalake: --data-dir needs a value; see avalake sql --help$/m);
   });
 });
