@@ -66,7 +66,8 @@ try {
       const bare = flagsWithoutValue(argv, /** @type {any} */ (parser).getOptions());
       if (bare.length > 0)
         throw usageError(
-          `${bare.join(', ')} ${bare.length > 1 ? 'need values' : 'needs a value'}; see avalake ${argv._[0] ?? ''} --help`,
+          `${bare.join(', ')} ${bare.length > 1 ? 'need values' : 'needs a value'}${positionalHint(bare, String(argv._[0] ?? ''))}; ` +
+            `see avalake ${argv._[0] ?? ''} --help`,
         );
       const repeated = Object.keys(argv).filter(
         (key) => key !== '_' && !REPEATABLE_FLAGS.has(key) && !/[A-Z]/.test(key) && Array.isArray(argv[key]),
@@ -144,6 +145,20 @@ function flagsWithoutValue(argv, options) {
     return missing ? [`--${key}`] : [];
   });
   return [...new Set(bare)];
+}
+
+/**
+ * The flags among `bare` that are the command's positionals (yargs reads `--pipeline x` too), said as
+ * --help shows them: under Positionals, a word after the command (`avalake extract [pipeline]`).
+ * @param {string[]} bare the flags without a value, `--name`
+ * @param {string} name the command's
+ */
+function positionalHint(bare, name) {
+  const usage = String(COMMANDS.find((c) => String(c.command).split(' ')[0] === name)?.command ?? '');
+  const shown = [...usage.matchAll(/[[<]([a-z][a-z0-9-]*)[\]>]/g)]
+    .filter(([, key]) => bare.includes(`--${key}`))
+    .map(([, key]) => `the ${key} is a positional, written after the command without a flag`);
+  return shown.length === 0 ? '' : `: ${shown.join('; ')} (avalake ${usage})`;
 }
 
 /**

@@ -262,7 +262,13 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
         runCli(['test', '--data-dir', built, '--max-age', '-1h']),
         runCli(['status', '--data-dir', built, '--log-format', 'json']),
       ]);
-    expectRefused(pipeline, 2, /^avalake: --pipeline needs a value; see avalake extract --help$/m);
+    // --help lists the pipeline under Positionals, as [pipeline]: so does the message (before, only
+    // "--pipeline needs a value", a flag the help page does not show).
+    expectRefused(
+      pipeline,
+      2,
+      /^avalake: --pipeline needs a value: the pipeline is a positional, written after the command without a flag \(avalake extract \[pipeline\]\); see avalake extract --help$/m,
+    );
     expectRefused(dataDir, 2, /^avalake: --data-dir needs a value; see avalake status --help$/m);
     // Before, the emulator served its defaults for both: it never exited.
     expectRefused(scale, 2, /^avalake: --scale needs a value; see avalake emulator --help$/m);
@@ -299,11 +305,34 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
     expectRefused(
       camelEquals,
       2,
-      /^avalake: --pipeline, --data-dir need values; see avalake extract --help$/m,
+      /^avalake: --pipeline, --data-dir need values: the pipeline is a positional, .* \(avalake extract \[pipeline\]\); see avalake extract --help$/m,
     );
     // Values that start with a dash are still the command's to judge, in either spelling.
     expectRefused(camelDash, 2, /--max-age -1h: a duration cannot be negative/);
     expectRefused(dashRetries, 2, /--retries "-1" is out of range/);
+    expect(existsSync(other)).toBe(false);
+  }, 60_000);
+});
+
+describe('a lone --', () => {
+  it("ends the options: what follows is the command's positional as written, whatever it starts with", async () => {
+    const other = join(dir, 'not-made-by-dash');
+    const out = join(dir, 'after-dash.csv');
+    const [exported, dashPipeline, extra, flagAfter, noPositional] = await Promise.all([
+      runCli(['export', '--data-dir', built, '--format', 'csv', '--out', out, '--', 'stg_rewards']),
+      runCli(['extract', '--data-dir', other, '--', '-p.json']),
+      runCli(['extract', '--data-dir', other, '--', 'pipelines/demo.json', 'second.json']),
+      runCli(['export', '--data-dir', built, '--', 'stg_rewards', '--out', out]),
+      runCli(['status', '--data-dir', built, '--', 'x']),
+    ]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    // Before: export said "Not enough non-option arguments", extract "---- given more than once".
+    expectRefused(dashPipeline, 2, /^avalake: pipeline -p\.json does not exist; name a file such as/m);
+    expectRefused(extra, 2, /^avalake: Unknown argument: second\.json$/m);
+    // --out after the -- is a word, not the flag.
+    expectRefused(flagAfter, 2, /^avalake: Missing required argument: out$/m);
+    expectRefused(noPositional, 2, /^avalake: Unknown argument: x$/m);
     expect(existsSync(other)).toBe(false);
   }, 60_000);
 });
