@@ -70,7 +70,10 @@ export function boundedRetryStrategy(
       if (info.errorType !== 'THROTTLING' && info.errorType !== 'TRANSIENT')
         throw new Error(`not retried: ${info.errorType}`);
       if (retries + 1 >= maxAttempts) throw new Error(`not retried: ${maxAttempts} attempts made`);
-      return token(retries + 1, retryDelay(retries, info.errorType, info.retryAfterHint, Date.now(), random));
+      // The SDK's own hint reads a Retry-After date against this host's clock: ours, from the error's
+      // response, against the response's Date; the SDK's still serves a header we do not read.
+      const retryAfter = retryAfterOf(info.error) ?? info.retryAfterHint;
+      return token(retries + 1, retryDelay(retries, info.errorType, retryAfter, Date.now(), random));
     },
     recordSuccess: () => {},
   };
@@ -136,14 +139,25 @@ export function errorTypeOf(error: unknown, depth = 0): RetryErrorType {
   return status !== undefined && status >= 500 ? 'SERVER_ERROR' : 'CLIENT_ERROR';
 }
 
-/** The server's Retry-After (seconds or an HTTP date) on a failed response, as a time. */
-function retryAfterOf(error: unknown): Date | undefined {
+/**
+ * The server's Retry-After (seconds or an HTTP date) on a failed response, as a time on this host's
+ * clock. A date is a time on the server's clock, so it is measured from the response's own `Date` where
+ * it has one: from this host's clock, ten minutes behind the server's, "retry at +2 s" read as a wait
+ * of ten minutes (cut to MAX_RETRY_DELAY_MS, every retry), and ten minutes ahead as no wait at all.
+ */
+export function retryAfterOf(error: unknown, now = Date.now()): Date | undefined {
   const headers = (error as SdkErrorShape | undefined)?.$response?.headers ?? {};
-  const name = Object.keys(headers).find((h) => h.toLowerCase() === 'retry-after');
-  const value = name === undefined ? undefined : headers[name];
+  const header = (wanted: string) => {
+    const name = Object.keys(headers).find((h) => h.toLowerCase() === wanted);
+    return name === undefined ? undefined : headers[name]?.trim();
+  };
+  const value = header('retry-after');
   if (!value) return undefined;
-  const at = /^\d+(\.\d+)?$/.test(value.trim()) ? Date.now() + Number(value) * 1000 : Date.parse(value);
-  return Number.isNaN(at) ? undefined : new Date(at);
+  if (/^\d+(\.\d+)?$/.test(value)) return new Date(now + Number(value) * 1000);
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return undefined;
+  const sentAt = Date.parse(header('date') ?? '');
+  return new Date(now + at - (Number.isNaN(sentAt) ? now : sentAt));
 }
 
 /**

@@ -63,6 +63,11 @@ export interface FaultSpec {
    * 7 in a row, past the client's attempts, which tests luck rather than retries.
    */
   maxInARow?: number;
+  /**
+   * With it, a failed request is answered as S3 throttles, 503 SlowDown, with these headers besides
+   * (a Retry-After, a Date), made afresh for each answer.
+   */
+  throttle?: () => Record<string, string>;
 }
 
 /** A loopback proxy in front of an S3 endpoint that injects faults. */
@@ -84,6 +89,9 @@ const DATA_PREFIX = 'lake-test';
 const INJECTED_STATUS = 500;
 const INJECTED_ERROR =
   '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>injected fault</Message></Error>';
+const THROTTLED_STATUS = 503;
+const THROTTLED_ERROR =
+  '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>';
 /** Headers about one connection, not the message: never copied from one side of the proxy to the other. */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -300,14 +308,19 @@ function picks(every: number | undefined, n: number): boolean {
   return every !== undefined && every > 0 && n % every === 0;
 }
 
-/** Answers with an injected S3 InternalError once the request's body has been read. */
-function fail(req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Answers with an injected S3 InternalError once the request's body has been read, or with SlowDown and
+ * `throttled`'s headers when it is given.
+ */
+function fail(req: IncomingMessage, res: ServerResponse, throttled?: Record<string, string>): void {
+  const body = throttled ? THROTTLED_ERROR : INJECTED_ERROR;
   req.on('end', () => {
-    res.writeHead(INJECTED_STATUS, {
+    res.writeHead(throttled ? THROTTLED_STATUS : INJECTED_STATUS, {
+      ...throttled,
       'content-type': 'application/xml',
-      'content-length': Buffer.byteLength(INJECTED_ERROR),
+      'content-length': Buffer.byteLength(body),
     });
-    res.end(INJECTED_ERROR);
+    res.end(body);
   });
   req.resume();
 }
@@ -355,7 +368,7 @@ export async function startFaultyProxy(target: string, spec: FaultSpec): Promise
       req.socket.destroy();
     } else if (failNow) {
       stats.failed += 1;
-      fail(req, res);
+      fail(req, res, spec.throttle?.());
     } else {
       forward(targetUrl, agent, req, res);
     }

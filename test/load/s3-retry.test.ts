@@ -6,6 +6,7 @@ import {
   errorTypeOf,
   MAX_RETRY_DELAY_MS,
   type RetryErrorType,
+  retryAfterOf,
   retryDelay,
 } from '../../src/load/s3-retry.ts';
 import { openS3Storage } from '../../src/load/s3-storage.ts';
@@ -158,6 +159,52 @@ describe('a request that fails every attempt', () => {
   });
 });
 
+describe('a Retry-After date', () => {
+  /** What the server asks: retry 2 s after its answer, as a date on its own clock. */
+  const ASKED_MS = 2_000;
+
+  it.each([
+    ['behind', 'PutObject', -1],
+    ['behind', 'a streamed PutObject', -1],
+    ['ahead of', 'PutObject', 1],
+    ['ahead of', 'a streamed PutObject', 1],
+  ])(
+    'is waited as the server meant when this host is ten minutes %s its clock (%s)',
+    async (_, what, sign) => {
+      // The server's clock; this host's reads ten minutes off it (before NTP steps it right).
+      const serverNow = () => Date.now() - sign * 10 * 60_000;
+      const spec: FaultSpec = {};
+      const { storage, proxy, url } = await lakeThroughProxy(spec, `skew-${sign}`);
+      await storage.write('warm.bin', bodyOf(0)); // the client's first requests (HeadBucket), unspoiled
+      const before = { ...proxy.stats };
+      // From now on each request is throttled once, then forwarded.
+      Object.assign(spec, {
+        failEvery: 1,
+        maxInARow: 1,
+        throttle: () => {
+          const at = Math.floor(serverNow() / 1000) * 1000;
+          return {
+            date: new Date(at).toUTCString(),
+            'retry-after': new Date(at + ASKED_MS).toUTCString(),
+          };
+        },
+      });
+      const started = performance.now();
+      if (what === 'PutObject') await storage.write('a.bin', bodyOf(1));
+      else await storage.writeFrom('a.bin', (file) => writeFile(file, bodyOf(1)));
+      const waited = performance.now() - started;
+      expect(proxy.stats.requests - before.requests).toBe(2);
+      expect(proxy.stats.failed - before.failed).toBe(1);
+      expect(sha(await readObject(s3, url, 'lake/a.bin'))).toBe(sha(bodyOf(1)));
+      // Before, measured on this host's clock: behind, 10 min 2 s cut to the 20 s cap; ahead, the
+      // date had passed, so only the backoff (0.5 to 1 s).
+      expect(waited).toBeGreaterThanOrEqual(ASKED_MS - 50);
+      expect(waited).toBeLessThan(ASKED_MS + 3_000);
+    },
+    60_000,
+  );
+});
+
 describe('boundedRetryStrategy', () => {
   const half = () => 0.5;
   const firstRetry = (info: { errorType: RetryErrorType; retryAfterHint?: Date }, attempts = 6) =>
@@ -195,6 +242,24 @@ describe('boundedRetryStrategy', () => {
     expect(retryDelay(0, 'THROTTLING', new Date(now + 3_000), now, () => 0)).toBe(3_000);
     expect(retryDelay(0, 'THROTTLING', new Date(now + 600_000), now, () => 0)).toBe(MAX_RETRY_DELAY_MS);
     expect((await firstRetry({ errorType: 'THROTTLING' })).getRetryDelay()).toBe(750);
+  });
+
+  it("reads Retry-After as seconds, or as a date on the response's clock (this host's without a Date)", () => {
+    const now = Date.parse('2026-11-30T12:00:00Z');
+    const answer = (headers: Record<string, string>) => ({ $response: { headers } });
+    const at = (iso: string) => new Date(iso).toUTCString();
+    expect(retryAfterOf(answer({ 'retry-after': '3' }), now)?.getTime()).toBe(now + 3_000);
+    expect(
+      retryAfterOf(
+        answer({ Date: at('2026-11-30T12:10:00Z'), 'Retry-After': at('2026-11-30T12:10:02Z') }),
+        now,
+      )?.getTime(),
+    ).toBe(now + 2_000);
+    expect(retryAfterOf(answer({ 'retry-after': at('2026-11-30T12:00:05Z') }), now)?.getTime()).toBe(
+      now + 5_000,
+    );
+    expect(retryAfterOf(answer({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(retryAfterOf(new Error('no response'), now)).toBeUndefined();
   });
 
   it('sorts errors of streamed requests as the SDK does', () => {
