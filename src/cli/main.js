@@ -139,7 +139,8 @@ function flagsWithoutValue(argv, options) {
   const bare = tokens.flatMap((token, i) => {
     const [, name, written] = /^--([a-z][a-zA-Z0-9-]*)(?:=(.*))?$/s.exec(token) ?? [];
     const key = name === undefined ? undefined : kebab(name);
-    if (key === undefined || !options.string.includes(key)) return [];
+    // A choice flag too (`--format`, `--log-format`): with nothing after it, yargs lets it pass empty.
+    if (key === undefined || !(options.string.includes(key) || key in (options.choices ?? {}))) return [];
     const value = written ?? wordTaken(tokens[i + 1], argv[key]);
     const missing = value === undefined || (value === '' && options.default[key] !== '');
     return missing ? [`--${key}`] : [];

@@ -287,6 +287,21 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
     expect(existsSync(other)).toBe(false);
   }, 60_000);
 
+  it('is the same for a flag of a few choices: nothing after it is not its default', async () => {
+    // Before, yargs let a choice flag pass empty: `sql … --format` printed a table, `export --format` Parquet.
+    const [format, exportFormat, logFormat] = await Promise.all([
+      runCli(['sql', 'select 1', '--data-dir', built, '--format']),
+      runCli(['export', 'stg_rewards', '--data-dir', built, '--out', join(dir, 'out'), '--format']),
+      runCli(['extract', 'pipelines/demo.json', '--data-dir', join(dir, 'never'), '--log-format']),
+    ]);
+    expectRefused(format, 2, /^avalake: --format needs a value; see avalake sql --help$/m);
+    expect(format.stdout).toBe('');
+    expectRefused(exportFormat, 2, /^avalake: --format needs a value; see avalake export --help$/m);
+    expect(existsSync(join(dir, 'out'))).toBe(false);
+    expectRefused(logFormat, 2, /^avalake: --log-format needs a value; see avalake extract --help$/m);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  }, 60_000);
+
   it('written out empty, or camel-cased, is the same mistake, named once as --help lists it', async () => {
     const other = join(dir, 'not-made-either');
     const [equals, empty, camel, camelEquals, both, camelDash, dashRetries] = await Promise.all([
