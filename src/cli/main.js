@@ -129,8 +129,8 @@ function operandsOf(all) {
  * where it is the flag's default written out (`--faults ""`), and so does one that starts with a dash
  * where yargs took it as the value (`--max-age -1h`, which the command then judges).
  * @param {Record<string, unknown>} argv
- * @param {{ string: string[], default: Record<string, unknown> }} options the command's: `string` lists
- *   the flags that take a value
+ * @param {{ string: string[], choices?: Record<string, unknown[]>, default: Record<string, unknown> }} options
+ *   the command's: `string` lists the flags that take a value, `choices` those that take one of a few
  */
 function flagsWithoutValue(argv, options) {
   const all = hideBin(process.argv);
@@ -193,10 +193,26 @@ function usageError(message) {
  */
 function usageMistake(message, error) {
   if (error && error.name !== 'UsageError' && error.name !== 'YError') throw error;
-  process.stderr.write(
-    `avalake: ${withoutCamelCase(operands.text(error?.message ?? message))}\nRun "avalake --help" for usage.\n`,
-  );
+  const said = withoutCamelCase(operands.text(error?.message ?? message));
+  process.stderr.write(`avalake: ${positionalMissing(said) ?? said}\nRun "avalake --help" for usage.\n`);
   process.exit(EXIT.usage);
+}
+
+/**
+ * yargs's "Not enough non-option arguments: got 0, need at least 1" for `avalake sql` with no query,
+ * said as --help shows the command: `the sql command needs its <query> argument: avalake sql <query>`.
+ * @param {string} message
+ */
+function positionalMissing(message) {
+  if (!message.startsWith('Not enough non-option arguments')) return undefined;
+  const names = new Map(COMMANDS.map((c) => [String(c.command).split(' ')[0], String(c.command)]));
+  const usage = hideBin(process.argv)
+    .map((word) => names.get(word))
+    .find((found) => found !== undefined);
+  const needed = usage?.match(/<[a-z][a-z0-9-]*>/g);
+  if (!usage || !needed) return undefined;
+  const name = usage.split(' ')[0];
+  return `the ${name} command needs its ${needed.join(' ')} argument: avalake ${usage}; see avalake ${name} --help`;
 }
 
 /**

@@ -302,6 +302,30 @@ describe('a flag without its value, in a --no- form, or unknown', () => {
     expect(existsSync(join(dir, 'never'))).toBe(false);
   }, 60_000);
 
+  it("names a command's missing argument as --help shows it", async () => {
+    // Before: yargs's "Not enough non-option arguments: got 0, need at least 1".
+    const [sql, exported, verify] = await Promise.all([
+      runCli(['sql', '--data-dir', built]),
+      runCli(['export', '--data-dir', built]),
+      runCli(['verify-message', '--network', 'fuji']),
+    ]);
+    expectRefused(
+      sql,
+      2,
+      /^avalake: the sql command needs its <query> argument: avalake sql <query>; see avalake sql --help$/m,
+    );
+    expectRefused(
+      exported,
+      2,
+      /^avalake: the export command needs its <model> argument: avalake export <model>;/m,
+    );
+    expectRefused(
+      verify,
+      2,
+      /^avalake: the verify-message command needs its <hex> argument: avalake verify-message <hex>;/m,
+    );
+  }, 60_000);
+
   it('written out empty, or camel-cased, is the same mistake, named once as --help lists it', async () => {
     const other = join(dir, 'not-made-either');
     const [equals, empty, camel, camelEquals, both, camelDash, dashRetries] = await Promise.all([
