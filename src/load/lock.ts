@@ -67,7 +67,7 @@ export class LockLostError extends Error {
     super(
       `this run no longer holds ${lockFile}: its heartbeat stopped for longer than another run waits ` +
         '(the process or its container was paused), or the file was removed, and another run may have ' +
-        'taken the data directory over; this run commits nothing more, and what it committed stays',
+        'taken it over; this run writes nothing more there, and what it wrote before stays',
     );
   }
 }

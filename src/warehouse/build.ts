@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   acquireLock,
+  type DataDirLock,
   fsyncFile,
   isObjectStorage,
   type LockOptions,
@@ -129,7 +130,7 @@ export async function buildWarehouse(options: BuildOptions): Promise<BuildResult
     const lock = await acquireLock(buildLockOf(target), options.lock);
     try {
       await removeCopiesAside(target);
-      return await buildAside(options, models, target, concurrency);
+      return await buildAside(options, models, target, concurrency, lock);
     } finally {
       await lock.release();
     }
@@ -196,6 +197,7 @@ async function buildAside(
   models: Model[],
   target: string,
   concurrency: number,
+  lock: DataDirLock,
 ): Promise<BuildResult> {
   const order = buildOrder(models);
   const selected = selectModels(models, options.select);
@@ -245,6 +247,9 @@ async function buildAside(
       database.close();
     }
     await fsyncFile(aside);
+    // A build paused past its lock's heartbeats (a stopped container) may wake after another build took
+    // the lock and swapped a newer warehouse in: this one's, from an older lake, must not land over it.
+    lock.assertHeld();
     // A write-ahead log left by a crashed writer belongs to the old file; it must not be replayed onto the new one.
     await rm(`${target}.wal`, { force: true });
     if (existed && !unreadable) await keepAsPrevious(target);
