@@ -135,7 +135,12 @@ export async function openS3Storage(
         new CopyObjectCommand({
           Bucket: bucket,
           Key: keyOf(to),
-          CopySource: `${bucket}/${keyOf(from).split('/').map(encodeURIComponent).join('/')}`,
+          // Note: `=` (a Hive folder, `network=fuji`) stays as it is: S3 decodes the whole source, some
+          // S3-compatible servers (s3rver) only what decodeURI does, which leaves `%3D` as it is.
+          CopySource: `${bucket}/${keyOf(from)
+            .split('/')
+            .map((segment) => encodeURIComponent(segment).replaceAll('%3D', '='))
+            .join('/')}`,
         }),
       ),
     ).then(() => undefined);
