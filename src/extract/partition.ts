@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  CommitConflictError,
   type Lake,
   newestStampOf,
   nextStamp,
@@ -293,9 +294,19 @@ export async function extractPartition(work: PartitionWork) {
   // after the commits handed over before it.
   if (flushFailed) await flush.abort().catch(() => undefined);
   else handOver();
-  await committing;
-  // A walk that found nothing new still says so: freshness is the time a partition was last checked.
-  if (status === 'done' && commits === 0) await lake.check(stream.name, partition, { observed: observed() });
+  try {
+    await committing;
+    // A walk that found nothing new still says so: freshness is the time a partition was last checked.
+    if (status === 'done' && commits === 0)
+      await lake.check(stream.name, partition, { observed: observed() });
+  } catch (error) {
+    // The catalog refused a commit made from what this run read of the partition (`avalake repair`
+    // rewound it, or another worker took it over from this run): nothing of it is visible, and the
+    // partition is another writer's now. Given up for this run, the others go on; not the lake's failure.
+    if (!(error instanceof CommitConflictError)) throw error;
+    status = 'failed';
+    cause = error;
+  }
   const seconds = (performance.now() - started) / 1000;
   const ownWords = status === 'failed' ? (cause as Error).message : undefined;
   const summary: PartitionSummary = {
