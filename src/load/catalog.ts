@@ -22,8 +22,10 @@ import {
 import {
   type CommitRecord,
   isCompaction,
+  isDataCommit,
   parseCommitRecord,
   parseState,
+  partitionOf,
   type StreamState,
   serializeState,
 } from './state.ts';
@@ -76,6 +78,11 @@ export interface Catalog
   workers(): Promise<WorkerStanding[]>;
   /** The newest row stamp any worker's commits gave a stream (`stampedAt`), if known. */
   streamStamp(stream: string): Promise<number | undefined>;
+  /**
+   * Several records in one transaction: all of them, or none (a repair's, each rewinding a partition;
+   * one conflict refuses them all).
+   */
+  appendAll(records: readonly CommitRecord[]): Promise<void>;
   /** Records of one partition that this reader has not loaded yet (another writer's commits). */
   loadPartition(stream: string, partition: Partition): Promise<CommitRecord[]>;
   /**
@@ -278,6 +285,59 @@ export async function openCatalog(
     return 'new';
   };
 
+  /**
+   * One record, in `client`'s transaction: its seq must not be fenced, and a record of a partition moves
+   * the partition's head from its `parent` (compare-and-set), or nothing is written.
+   */
+  const appendIn = async (client: pg.PoolClient, record: CommitRecord) => {
+    const partition = partitionOf(record);
+    const id = partition ? partitionId(partition) : null;
+    // The fence: a seq that another worker's recovery fenced off (its files discarded) never commits.
+    // Both sides update the seq's one row, so whichever comes second sees what the first did.
+    const allowed = await client.query(
+      'update avalake.seqs set committed = true where seq = $1 and not fenced',
+      [record.seq],
+    );
+    if (allowed.rowCount !== 1) throw new LeaseLostError(record.stream, id ?? 'compaction', record.seq);
+    if (id !== null && !isCompaction(record)) {
+      const parent = record.parent ?? null;
+      const advanced =
+        parent === null
+          ? await client.query(
+              'insert into avalake.heads (stream, partition_id, seq) values ($1, $2, $3) on conflict do nothing',
+              [record.stream, id, record.seq],
+            )
+          : await client.query(
+              'update avalake.heads set seq = $3 where stream = $1 and partition_id = $2 and seq = $4',
+              [record.stream, id, record.seq, parent],
+            );
+      if (advanced.rowCount !== 1) {
+        // A repair that rewound the partition is said as such: the worker did nothing wrong.
+        const head = await client.query<{ kind: string | null }>(
+          `select c.record->>'kind' as kind from avalake.heads h
+           join avalake.commits c on c.stream = h.stream and c.seq = h.seq
+           where h.stream = $1 and h.partition_id = $2`,
+          [record.stream, id],
+        );
+        throw new CommitConflictError(record.stream, id, parent, {
+          repaired: head.rows[0]?.kind === 'repair',
+        });
+      }
+    }
+    await client.query(
+      'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
+      [record.stream, record.seq, id, JSON.stringify(record)],
+    );
+    // Last: every commit of the stream locks this one row, until its transaction ends.
+    if (isDataCommit(record) && record.stampedAt !== undefined)
+      await client.query(
+        `insert into avalake.stamps as s (stream, stamped_at) values ($1, $2)
+         on conflict (stream) do update set stamped_at = excluded.stamped_at
+         where s.stamped_at < excluded.stamped_at`,
+        [record.stream, record.stampedAt],
+      );
+  };
+
   const { withStream, ...methods }: Catalog = {
     name,
     shared: true,
@@ -342,43 +402,15 @@ export async function openCatalog(
     },
 
     async append(record) {
-      await transaction(async (client) => {
-        const id = isCompaction(record) ? null : partitionId(record.partition);
-        // The fence: a seq that another worker's recovery fenced off (its files discarded) never commits.
-        // Both sides update the seq's one row, so whichever comes second sees what the first did.
-        const allowed = await client.query(
-          'update avalake.seqs set committed = true where seq = $1 and not fenced',
-          [record.seq],
-        );
-        if (allowed.rowCount !== 1) throw new LeaseLostError(record.stream, id ?? 'compaction', record.seq);
-        if (!isCompaction(record)) {
-          const parent = record.parent ?? null;
-          const advanced =
-            parent === null
-              ? await client.query(
-                  'insert into avalake.heads (stream, partition_id, seq) values ($1, $2, $3) on conflict do nothing',
-                  [record.stream, id, record.seq],
-                )
-              : await client.query(
-                  'update avalake.heads set seq = $3 where stream = $1 and partition_id = $2 and seq = $4',
-                  [record.stream, id, record.seq, parent],
-                );
-          if (advanced.rowCount !== 1) throw new CommitConflictError(record.stream, id as string, parent);
-        }
-        await client.query(
-          'insert into avalake.commits (stream, seq, partition_id, record) values ($1, $2, $3, $4)',
-          [record.stream, record.seq, id, JSON.stringify(record)],
-        );
-        // Last: every commit of the stream locks this one row, until its transaction ends.
-        if (!isCompaction(record) && record.stampedAt !== undefined)
-          await client.query(
-            `insert into avalake.stamps as s (stream, stamped_at) values ($1, $2)
-             on conflict (stream) do update set stamped_at = excluded.stamped_at
-             where s.stamped_at < excluded.stamped_at`,
-            [record.stream, record.stampedAt],
-          );
-      });
+      await transaction((client) => appendIn(client, record));
       seenOf(record.stream).add(record.seq);
+    },
+
+    async appendAll(records) {
+      await transaction(async (client) => {
+        for (const record of records) await appendIn(client, record);
+      });
+      for (const record of records) seenOf(record.stream).add(record.seq);
     },
 
     async writeState(state) {

@@ -58,6 +58,7 @@ export {
   type DroppedFile,
   type RepairStep,
   type RewoundPartition,
+  repairCatalogLake,
   repairLake,
   type StreamRepair,
 } from './repair.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Catalog, LakeBinding } from './catalog.ts';
-import { isCompaction } from './state.ts';
+import { filesOf } from './state.ts';
 import type { LakeStorage } from './storage.ts';
 
 /**
@@ -81,9 +81,7 @@ async function holdsItsFiles(catalog: Catalog, storage: LakeStorage): Promise<bo
   for (const stream of await catalog.streams()) {
     const { state, records } = await catalog.loadStream(stream, { tidy: false });
     const named: { path: string }[] = state?.files ?? [];
-    const path =
-      named[0]?.path ??
-      records.flatMap((r): { path: string }[] => (isCompaction(r) ? r.added : r.files))[0]?.path;
+    const path = named[0]?.path ?? records.flatMap(filesOf)[0]?.path;
     if (path === undefined) continue;
     any = true;
     if ((await storage.size(path)) !== undefined) return true;

@@ -62,10 +62,15 @@ export class CommitConflictError extends Error {
     readonly stream: string,
     readonly partition: string,
     readonly parent: number | null,
+    /** `repaired`: the newest commit is an `avalake repair` that rewound the partition to its start. */
+    { repaired = false }: { repaired?: boolean } = {},
   ) {
     super(
       `commit of ${stream} ${partition} refused: its newest commit is no longer ${parent ?? 'none'} ` +
-        '(another worker advanced it); the flush was dropped and nothing of it is visible',
+        (repaired
+          ? '("avalake repair" rewound the partition to its start meanwhile); the flush was dropped and nothing ' +
+            'of it is visible: the next run reads the partition again from the start'
+          : '(another worker advanced it); the flush was dropped and nothing of it is visible'),
     );
     this.name = 'CommitConflictError';
   }

@@ -1,7 +1,7 @@
 import { damagedFileRemedy, LakeCorruptError } from './errors.ts';
 import { generationName, seqOfStagedFile } from './layout.ts';
 import type { RecordStore } from './records.ts';
-import { type CommitRecord, isCompaction, type LiveFile, type StreamState } from './state.ts';
+import { type CommitRecord, filesOf, type LiveFile, type StreamState } from './state.ts';
 import { baseName, folderOf, type LakeStorage, stagedPath, stagingFolder } from './storage.ts';
 
 /**
@@ -98,7 +98,7 @@ export function createRecovery(args: {
       const live = new Set(stateOf(stream).files.map((f) => f.path));
       const remedy = damagedFileRemedy({ catalog: store.shared, bucket: storage.remote });
       for (const record of records) {
-        for (const file of isCompaction(record) ? record.added : record.files) {
+        for (const file of filesOf(record)) {
           if (!live.has(file.path)) continue;
           const size = await committedFileSize(storage, stream, file);
           if (size !== 'in place' && size !== 'staged') {

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { createCommitLog } from './commit.ts';
 import { fileRecordStore } from './file-records.ts';
+import { openLakeStorage } from './lake.ts';
+import { checkLakeIdentity } from './lake-identity.ts';
 import { isSafeSegment, lakePaths, type Partition, partitionFolders, partitionId } from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
 import { committedFileSize } from './recovery.ts';
@@ -7,10 +10,11 @@ import {
   applyRecord,
   type CommitRecord,
   emptyState,
-  isCompaction,
+  isDataCommit,
   type LiveFile,
   newestStampOf,
   type PartitionState,
+  type RepairCommit,
   type StreamState,
 } from './state.ts';
 import { diskStorage, folderOf, type LakeStorage } from './storage.ts';
@@ -126,6 +130,99 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
   }
 }
 
+export interface CatalogRepairOptions extends Omit<RepairOptions, 'lock'> {
+  /** The PostgreSQL catalog that keeps the lake's commit log. */
+  catalog: string;
+}
+
+/**
+ * The repair of a lake whose commit log is a catalog (its files in a bucket or a local directory), where
+ * workers on other hosts may be extracting the partitions it rewinds. Per stream, holding the stream
+ * alone (no commit or compaction of it meanwhile): a damaged file found at another size is moved aside
+ * (`_damaged/<its path>`; on a bucket a copy and a delete, so that no reader's glob of the stream's
+ * folders meets it), then ONE catalog transaction writes a `repair` record per rewound partition
+ * (state.ts), each the partition's new head by the compare-and-set every commit makes. A worker that
+ * read a partition before it fails its next commit there (CommitConflictError, which says a repair
+ * rewound it): its flush is dropped, it gives the partition up for this run, and the next run reads it
+ * from the start. One that claims the partition after the repair reads the record as it claims it.
+ * A repair killed before the transaction leaves the log as it was (a file moved aside is then missing,
+ * and a repair run again drops it); after it, repaired. As a writer it registers as one of the
+ * catalog's runs and recovers first, as local repair does under the lock (see the header). A dry run
+ * registers nothing and writes nothing.
+ */
+export async function repairCatalogLake(options: CatalogRepairOptions): Promise<StreamRepair[]> {
+  const paths = lakePaths(options.dataDir);
+  const storage = await openLakeStorage(options.dataDir);
+  try {
+    const catalog = await (await import('./catalog.ts')).openCatalog(options.catalog);
+    try {
+      // Refuses a catalog opened over a lake it does not keep, before anything is judged missing.
+      await checkLakeIdentity(catalog, storage);
+      const runId = randomUUID();
+      const log = createCommitLog(paths, catalog, storage);
+      if (!options.dryRun) {
+        await catalog.register(runId);
+        await log.open({ checkFiles: false });
+      }
+      const wanted = options.streams && new Set(options.streams);
+      const repairs: StreamRepair[] = [];
+      for (const stream of (await catalog.streams()).filter(isSafeSegment)) {
+        if (wanted && !wanted.has(stream)) continue;
+        const repairStream = async () => {
+          const { state: folded, records } = await catalog.loadStream(stream, { tidy: false });
+          const state = folded ?? emptyState(stream);
+          for (const record of records) applyRecord(state, record);
+          const plan = await planRepair(storage, state, records);
+          if (!plan || options.dryRun) return plan?.repair;
+          await options.onStep?.(stream, 'plan');
+          const committedAt = new Date().toISOString();
+          const removed = plan.repair.dropped.map((d) => d.path);
+          const base = { format: 1, kind: 'repair', stream, runId, committedAt, removed } as const;
+          // Numbered first: a catalog that fails here leaves nothing moved. (A catalog always numbers.)
+          const nextSeq = async () => Number(await catalog.allocateSeq(stream));
+          const repairRecords: RepairCommit[] = [];
+          for (const r of plan.repair.rewound)
+            repairRecords.push({
+              ...base,
+              seq: await nextSeq(),
+              partition: { ...r.partition },
+              parent: state.partitions.get(partitionId(r.partition))?.seq ?? null,
+            });
+          // Only snapshot confirmations damaged: nothing to rewind, the files to drop all the same.
+          if (repairRecords.length === 0) repairRecords.push({ ...base, seq: await nextSeq() });
+          for (const file of plan.repair.dropped) {
+            if (file.foundBytes === null) continue;
+            await options.onStep?.(stream, 'aside');
+            file.movedTo = `${DAMAGED_FOLDER}/${file.path}`;
+            await storage.move(file.path, file.movedTo);
+            await storage.sync(folderOf(file.movedTo));
+            await storage.sync(folderOf(file.path));
+          }
+          await options.onStep?.(stream, 'commit');
+          await catalog.appendAll(repairRecords);
+          await options.onStep?.(stream, 'done');
+          return plan.repair;
+        };
+        const repaired = options.dryRun
+          ? await repairStream()
+          : await catalog.withStream(stream, 'exclusive', repairStream);
+        if (repaired) repairs.push(repaired);
+      }
+      // Folded at once, as a run's close folds: a reader of the stream then meets the repair in its state
+      // (an older avalake too, which does not know the record's kind).
+      if (!options.dryRun && repairs.length > 0) {
+        for (const { stream } of repairs) await log.refresh(stream);
+        await log.fold(1);
+      }
+      return repairs;
+    } finally {
+      await catalog.close();
+    }
+  } finally {
+    storage.close();
+  }
+}
+
 /** A stream's damaged files and what its repaired state is; undefined when none is damaged. */
 async function planRepair(
   storage: LakeStorage,
@@ -186,8 +283,8 @@ function partitionsOf(
   if (file.table === 'confirmations') return [];
   const partitions = [...state.partitions.values()];
   if (!file.replaces) {
-    const made = records.find((r) => !isCompaction(r) && r.files.some((f) => f.path === file.path));
-    const id = made && !isCompaction(made) ? partitionId(made.partition) : undefined;
+    const made = records.find((r) => isDataCommit(r) && r.files.some((f) => f.path === file.path));
+    const id = made && isDataCommit(made) ? partitionId(made.partition) : undefined;
     // Sequence numbers are unique in a stream: a partition whose newest commit is the file's made it.
     const own = partitions.find((p) => (id ? partitionId(p.partition) === id : p.seq === file.seq));
     if (own) return [{ partition: own, by: 'file' }];

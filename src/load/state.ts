@@ -88,14 +88,50 @@ export const compactCommitSchema = z.object({
     .min(1),
 });
 
-export const commitRecordSchema = z.union([dataCommitSchema, compactCommitSchema]);
+/**
+ * `avalake repair` on a catalog's lake (repair.ts): damaged files dropped from the live set, and one
+ * partition whose rows they may have held rewound to its start (checkpoint null, as --full-refresh).
+ * It is the partition's newest commit, made with the same compare-and-set on its head as a flush, so a
+ * worker that read the partition before it cannot commit over it (CommitConflictError). Without a
+ * partition: files only a stream knows (snapshot confirmations) dropped, nothing rewound.
+ */
+export const repairCommitSchema = z.object({
+  format: z.literal(1),
+  kind: z.literal('repair'),
+  stream: z.string(),
+  seq: z.number().int().positive(),
+  runId: z.string(),
+  committedAt: z.string(),
+  partition: z.record(z.string(), z.string()).optional(),
+  parent: z.number().int().positive().nullable().optional(),
+  /** Lake-relative paths of the damaged files dropped (every record of one repair names them all). */
+  removed: z.array(z.string()),
+});
+
+const flushOrCompactionSchema = z.union([dataCommitSchema, compactCommitSchema]);
+export const commitRecordSchema = z.union([dataCommitSchema, compactCommitSchema, repairCommitSchema]);
+
+/** The kinds of record this avalake reads; another is a newer avalake's, which it must not misread. */
+const KNOWN_KINDS: ReadonlySet<unknown> = new Set([undefined, 'data', 'compact', 'repair']);
 
 export type CommittedFile = z.infer<typeof committedFileSchema>;
 export type DataCommit = z.infer<typeof dataCommitSchema>;
 export type CompactCommit = z.infer<typeof compactCommitSchema>;
-export type CommitRecord = DataCommit | CompactCommit;
+export type RepairCommit = z.infer<typeof repairCommitSchema>;
+export type CommitRecord = DataCommit | CompactCommit | RepairCommit;
 
 export const isCompaction = (record: CommitRecord): record is CompactCommit => record.kind === 'compact';
+export const isRepair = (record: CommitRecord): record is RepairCommit => record.kind === 'repair';
+export const isDataCommit = (record: CommitRecord): record is DataCommit =>
+  record.kind === undefined || record.kind === 'data';
+
+/** The files a record made live (a flush's, a compaction's merged ones; none for a repair). */
+export const filesOf = (record: CommitRecord): readonly { path: string; bytes: number; sha256: string }[] =>
+  isCompaction(record) ? record.added : isRepair(record) ? [] : record.files;
+
+/** The partition a record advances (its head in a catalog); undefined for a stream's own (compaction). */
+export const partitionOf = (record: CommitRecord): Partition | undefined =>
+  isCompaction(record) ? undefined : record.partition;
 
 const partitionStateSchema = z.object({
   partition: z.record(z.string(), z.string()),
@@ -190,6 +226,26 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
     state.generation = record.seq;
     return;
   }
+  if (isRepair(record)) {
+    const removed = new Set(record.removed);
+    state.files = state.files.filter((f) => !removed.has(f.path));
+    if (!record.partition) return;
+    const id = partitionId(record.partition);
+    const before = state.partitions.get(id);
+    // Its stamps stay ahead of what it stamped before: a snapshot's `snapshotAt` goes with the checkpoint.
+    const stampedAt = newestStampOf(before);
+    state.partitions.set(id, {
+      ...(before ?? { commits: 0, rows: 0, rejects: 0, confirmations: [] }),
+      partition: record.partition,
+      seq: record.seq,
+      runId: record.runId,
+      committedAt: record.committedAt,
+      checkpoint: null,
+      commits: (before?.commits ?? 0) + 1,
+      ...(stampedAt !== undefined ? { stampedAt } : {}),
+    });
+    return;
+  }
   const id = partitionId(record.partition);
   const before = state.partitions.get(id);
   // The source's clock and the cadence are as of the newest read; the newest record is the newest ever.
@@ -276,8 +332,19 @@ export function parseState(json: unknown, what: string, where: string): StreamSt
 }
 
 /** A commit record as read back from its store. */
-export const parseCommitRecord = (json: unknown, what: string, where: string): CommitRecord =>
-  parseStored(commitRecordSchema, json, what, where);
+export function parseCommitRecord(json: unknown, what: string, where: string): CommitRecord {
+  const kind = (json as { kind?: unknown } | null)?.kind;
+  if (typeof json === 'object' && json !== null && !KNOWN_KINDS.has(kind))
+    throw new LakeCorruptError(
+      `${what} is of a kind this avalake does not know (${JSON.stringify(kind)}): a newer avalake wrote it; ` +
+        'upgrade avalake on this host (every host sharing the commit log must run a version that knows it)',
+      where,
+    );
+  // By its kind, so that a malformed record is told what its own kind lacks, not another's.
+  return kind === 'repair'
+    ? parseStored(repairCommitSchema, json, what, where)
+    : parseStored(flushOrCompactionSchema, json, what, where);
+}
 
 /** Whether any snapshot of the stream was confirmed unchanged (pending in the state, or in its files). */
 export const hasConfirmations = (state: StreamState | undefined): boolean =>

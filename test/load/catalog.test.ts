@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { formatStatus, readStatus } from '../../src/cli/status.ts';
-import { DELETE_AT_ONCE } from '../../src/load/catalog.ts';
+import { DELETE_AT_ONCE, openCatalog } from '../../src/load/catalog.ts';
 import { type Lake, openLake, readLakeState } from '../../src/load/lake.ts';
 import { CommitConflictError, LeaseLostError } from '../../src/load/records.ts';
 import { lake } from '../../src/schemas/lake.ts';
@@ -112,6 +112,56 @@ describe('a PostgreSQL catalog', () => {
     const record = await next.commit({ next: 5 });
     expect(record.parent).toBe(committed.seq);
     expect(await ids()).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it("writes a repair's records together or not at all: one whose partition moved on refuses them all", async () => {
+    const a = await openWriter('run-a');
+    const other = { ...partition, address: '0xdef' };
+    for (const [p, next] of [
+      [partition, 1],
+      [other, 2],
+    ] as const) {
+      const flush = a.begin({ stream: STREAM, partition: p, schema });
+      await flush.append(rowsFrom(next * 10, 1));
+      await flush.commit({ next });
+    }
+    const heads = async () =>
+      [...((await readLakeState(dataDir, catalog)).get(STREAM)?.partitions.values() ?? [])].map((p) => [
+        p.seq,
+        p.checkpoint,
+      ]);
+    const before = await heads();
+    const [own, stale] = [
+      ...((await readLakeState(dataDir, catalog)).get(STREAM)?.partitions.values() ?? []),
+    ];
+    if (!own || !stale) throw new Error('two partitions expected');
+    const repairer = await openCatalog(catalog);
+    try {
+      await repairer.register('repair-run');
+      const record = async (p: typeof own, parent: number) => ({
+        format: 1 as const,
+        kind: 'repair' as const,
+        stream: STREAM,
+        seq: Number(await repairer.allocateSeq(STREAM)),
+        runId: 'repair-run',
+        committedAt: new Date().toISOString(),
+        partition: p.partition,
+        parent,
+        removed: [],
+      });
+      // The second names a parent that is no longer its partition's newest commit.
+      const refused = repairer.appendAll([await record(own, own.seq), await record(stale, stale.seq - 1)]);
+      await expect(refused).rejects.toBeInstanceOf(CommitConflictError);
+      expect(await heads()).toEqual(before);
+      await repairer.appendAll([await record(own, own.seq), await record(stale, stale.seq)]);
+      expect((await heads()).map(([, checkpoint]) => checkpoint)).toEqual([null, null]);
+    } finally {
+      await repairer.close();
+    }
+    // The writer that read the partitions before cannot commit from its old checkpoint.
+    const late = a.begin({ stream: STREAM, partition, schema });
+    await late.append(rowsFrom(99, 1));
+    await expect(late.commit({ next: 9 })).rejects.toThrow('"avalake repair" rewound the partition');
   });
 
   it('fences off the flush of a run taken for gone while it paused: it cannot commit, and the lake stays whole', async () => {

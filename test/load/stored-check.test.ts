@@ -74,6 +74,17 @@ function commitRecordsOf(state: Record<string, unknown>): Record<string, unknown
       removed: [file.path],
       added: [{ ...committed, path: 'data/merged.parquet', replaces: [file.path] }],
     },
+    {
+      format: 1,
+      kind: 'repair',
+      stream: state.stream,
+      seq: 9,
+      runId: partition.runId,
+      committedAt: partition.committedAt,
+      partition: partition.partition,
+      parent: 7,
+      removed: [file.path],
+    },
   ];
 }
 
