@@ -1,4 +1,4 @@
-import { repairLake, type StreamRepair } from '../load/index.ts';
+import { repairCatalogLake, repairLake, type StreamRepair } from '../load/index.ts';
 import { lakeOption } from './catalog.ts';
 import { noLakeIn } from './data-dir.ts';
 import { EXIT } from './exit.js';
@@ -67,9 +67,10 @@ export function formatRepair(report: RepairReport): string {
 }
 
 /**
- * `avalake repair`: drops damaged files from a local lake's commit log and rewinds their partitions. Exit
- * 0 (repaired, or nothing to repair, or a dry run), 2 for an unknown stream, no lake or a catalog's lake,
- * 75 when another run holds the lock, 1 for a commit log that does not parse.
+ * `avalake repair`: drops damaged files from a lake's commit log (its own files, or a catalog's) and
+ * rewinds their partitions. Exit 0 (repaired, or nothing to repair, or a dry run), 2 for an unknown
+ * stream, no lake or a catalog over another lake, 75 when another run holds a local lake's lock, 1 for
+ * a commit log that does not parse or a catalog that fails.
  */
 export async function repair(
   args: RepairArgs,
@@ -78,32 +79,24 @@ export async function repair(
   const lake = await lakeOption(args, env);
   if (typeof lake === 'number') return lake;
   const { dataDir, catalog } = lake;
-  if (catalog) {
-    process.stderr.write(
-      `avalake: repair works on a lake that keeps its own commit log, and ${dataDir} keeps it in a catalog: ` +
-        "the catalog's workers may be extracting the partitions a repair would rewind, and a commit of theirs " +
-        'made from the old checkpoint would undo the rewind; restore the damaged files from a backup\n',
-    );
-    return EXIT.usage;
-  }
   const noLake = await noLakeIn(dataDir);
   if (noLake) {
     process.stderr.write(`avalake: ${noLake}\n`);
     return EXIT.usage;
   }
   try {
-    const flag = await lakeStreamsFlag(args.streams, dataDir);
+    const flag = await lakeStreamsFlag(args.streams, dataDir, catalog);
     if ('refused' in flag) {
       process.stderr.write(`avalake: ${flag.refused}\n`);
       return EXIT.usage;
     }
     const { streams } = flag;
-    const repaired = await repairLake({
-      dataDir,
-      ...(streams ? { streams } : {}),
-      ...(args.dryRun ? { dryRun: true } : {}),
-      lock: { wait: args.wait ?? false },
-    });
+    const common = { dataDir, ...(streams ? { streams } : {}), ...(args.dryRun ? { dryRun: true } : {}) };
+    // A catalog's workers are not waited for: each stream is repaired holding it alone in the catalog,
+    // and a worker that read a partition before its rewind cannot commit over it.
+    const repaired = catalog
+      ? await repairCatalogLake({ ...common, catalog })
+      : await repairLake({ ...common, lock: { wait: args.wait ?? false } });
     const report: RepairReport = {
       dataDir,
       status: args.dryRun ? 'dry-run' : repaired.length === 0 ? 'clean' : 'repaired',

@@ -32,18 +32,15 @@ export interface LakeKind {
 
 /**
  * What to do about a committed file missing or cut short, said alike by status, compaction, recovery and
- * a build. `avalake repair` drops it and rewinds its partitions, which only a lake that keeps its own
- * commit log can take (repair.ts): a catalog's workers hold partitions, and one committing from the
- * checkpoint before the rewind would undo it. There only a copy of the file puts its rows back; a
- * bucket's builds keep one in their mirror.
+ * a build: a copy puts its rows back (a bucket's builds keep one in their mirror); without one,
+ * `avalake repair` drops it and rewinds its partitions (repair.ts), and the next run reads them again.
  */
 export function damagedFileRemedy({ catalog, bucket }: LakeKind): string {
-  if (!catalog)
-    return 'restore it from a backup, or, without one, run "avalake repair" to drop it and have the next run read its partitions again';
-  const mirror = bucket
-    ? ' or from the mirror of a host that built from the bucket (mirror/<bucket>/<prefix>/lake/ under its --local-dir)'
-    : '';
-  return `restore it from a backup${mirror}; "avalake repair" does not repair a lake whose commit log is in a catalog`;
+  const mirror =
+    catalog && bucket
+      ? ' or from the mirror of a host that built from the bucket (mirror/<bucket>/<prefix>/lake/ under its --local-dir)'
+      : '';
+  return `restore it from a backup${mirror}, or, without one, run "avalake repair" to drop it and have the next run read its partitions again`;
 }
 
 /**

@@ -265,7 +265,7 @@ describe('avalake repair', () => {
     expect(sorted(await lakeTotals(w.dataDir))).toEqual(sorted(await truthOf(emulator, pipeline)));
   }, 240_000);
 
-  it('refuses what it cannot do: an unknown stream, no lake, a catalog, another run holding the lock', async () => {
+  it('refuses what it cannot do: an unknown stream, no lake, a catalog not there, another run holding the lock', async () => {
     const w = coreWorkspace(emulator, (p) => {
       p.streams = ['rewards'];
     });
@@ -290,7 +290,8 @@ describe('avalake repair', () => {
       await held.release();
     }
 
-    // A lake marked as a catalog's (its commit log in PostgreSQL).
+    // A lake marked as a catalog's (its commit log in PostgreSQL), whose catalog is not there: repaired
+    // only through its catalog (test/cli/catalog-repair.test.ts), never from what the directory holds.
     const marked = join(w.dir, 'catalog-lake');
     mkdirSync(join(marked, 'lake'), { recursive: true });
     writeFileSync(join(marked, 'lake', '_catalog'), 'a catalog keeps this lake\n');
@@ -301,7 +302,8 @@ describe('avalake repair', () => {
       '--catalog',
       'postgres://avalake@127.0.0.1:1/avalake',
     ]);
-    expect(catalog.code).toBe(2);
-    expect(catalog.stderr).toContain('repair works on a lake that keeps its own commit log');
+    expect(catalog.code).toBe(1);
+    expect(catalog.stderr).toContain('the catalog postgres://avalake@127.0.0.1:1/avalake is not reachable');
+    expect(existsSync(join(marked, 'lake', '_damaged'))).toBe(false);
   }, 120_000);
 });
