@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { request } from 'undici';
@@ -33,6 +34,7 @@ import {
 } from '../helpers/s3.ts';
 import { lakeTotals, sorted, truthOf } from '../helpers/truth.ts';
 import { queryWarehouse } from '../helpers/warehouse.ts';
+import { startWriter } from '../load/fixtures/writer-process.ts';
 
 /**
  * `avalake repair` on a lake whose commit log is a PostgreSQL catalog: the damaged files are dropped,
@@ -423,6 +425,50 @@ it('a running extract whose partition is rewound under it gives that partition u
   expect(sorted(await lakeTotals(w.dataDir, streams))).toEqual(
     sorted({ delegators: truth.delegators ?? {}, rewards: truth.rewards ?? {} }),
   );
+}, 300_000);
+
+it('a repair SIGKILLed at any step leaves the catalog as it was or repaired, and a repair run again finishes it', async () => {
+  const w = coreWorkspace(emulator, (p) => {
+    p.streams = ['delegators', 'rewards'];
+  });
+  const catalog = await freshDatabase(postgres.url);
+  const lake = ['--data-dir', w.dataDir, '--catalog', catalog];
+  const extracted = await cli(['extract', w.pipelinePath, ...lake, '--quiet']);
+  expect(extracted.code, extracted.stderr).toBe(0);
+  const [cut] = (await committedFiles(w.dataDir, catalog)).filter((f) => f.stream === 'delegators');
+  if (!cut) throw new Error('no delegators file');
+  truncateSync(join(w.dataDir, 'lake', cut.path), CUT_BYTES);
+  const damagedPaths = async () =>
+    (
+      JSON.parse((await cli(['status', ...lake, '--json'])).stdout) as { damaged: { path: string }[] }
+    ).damaged.map((d) => d.path);
+  const fixture = fileURLToPath(new URL('../load/fixtures/repair-writer.ts', import.meta.url));
+  const killedAt = async (step: string) => {
+    const writer = startWriter(fixture, [w.dataDir, step, catalog]);
+    await writer.ready;
+    const deadline = Date.now() + 60_000;
+    while (writer.step() !== step && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(writer.step()).toBe(step);
+    await writer.kill();
+  };
+  // Killed before its transaction: the catalog as it was (the cut file, once aside, is missing).
+  const before = await atStart(w.dataDir, catalog);
+  for (const step of ['plan', 'aside', 'commit']) {
+    await killedAt(step);
+    expect(await damagedPaths()).toEqual([cut.path]);
+    expect(await atStart(w.dataDir, catalog)).toEqual(before);
+  }
+  expect(existsSync(join(w.dataDir, 'lake', '_damaged', cut.path))).toBe(true);
+  // Killed after it (its run and its stream lock gone with it): repaired.
+  await killedAt('done');
+  expect(await damagedPaths()).toEqual([]);
+  expect((await atStart(w.dataDir, catalog)).delegators?.length).toBeGreaterThan(0);
+  const again = await cli(['repair', ...lake]);
+  expect(again.code, again.stderr).toBe(0);
+  expect(again.stdout).toContain('nothing to repair');
+  const next = await cli(['extract', w.pipelinePath, ...lake, '--quiet']);
+  expect(next.code, next.stderr).toBe(0);
+  expect(await atStart(w.dataDir, catalog)).toEqual({});
 }, 300_000);
 
 it('an avalake that does not know a kind of record refuses the catalog, naming it, rather than misread it', async () => {
