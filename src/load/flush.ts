@@ -59,9 +59,10 @@ export interface Flush {
   reject(rejects: Iterable<Reject>, extractedAt?: number | Date): Promise<void>;
   /**
    * Commits everything appended with `checkpoint`; nothing of it is visible before, all of it after.
-   * `observed`: what the walk saw of the source's time (freshness reads it).
+   * `observed`: what the walk saw of the source's time (freshness reads it). `caughtUp`: whether the walk
+   * reached the source's head with it (true) or stopped before (false); unsaid, the commit says neither.
    */
-  commit(checkpoint: Checkpoint | null, observed?: Observation): Promise<DataCommit>;
+  commit(checkpoint: Checkpoint | null, observed?: Observation, caughtUp?: boolean): Promise<DataCommit>;
   /** Deletes the staged files; the partition's checkpoint stays where it was. */
   abort(): Promise<void>;
   /**
@@ -352,7 +353,7 @@ export function createFlush(args: FlushArgs): Flush {
         }
       }),
 
-    commit: (checkpoint, observed) =>
+    commit: (checkpoint, observed, caughtUp) =>
       exclusive('commit', async () => {
         seal();
         const record: DataCommit = {
@@ -366,6 +367,7 @@ export function createFlush(args: FlushArgs): Flush {
           checkpoint: JSON.parse(JSON.stringify(checkpoint)),
           ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
           ...(stampedAt !== undefined ? { stampedAt } : {}),
+          ...(caughtUp !== undefined ? { caughtUp } : {}),
         };
         // Failing to get its number (the catalog gone) ends the flush too: left open, it would keep the
         // lake from closing after the failure.

@@ -62,7 +62,14 @@ export {
   repairLake,
   type StreamRepair,
 } from './repair.ts';
-export { hasConfirmations, newestOf, newestStampOf, nextStamp, type Observation } from './state.ts';
+export {
+  caughtUpAtOf,
+  hasConfirmations,
+  newestOf,
+  newestStampOf,
+  nextStamp,
+  type Observation,
+} from './state.ts';
 export {
   baseName,
   diskStorage,

@@ -44,12 +44,13 @@ export interface Lake {
   /**
    * Records that a partition was read and nothing changed: no files, the checkpoint where it is.
    * `confirmedAt`: an unchanged snapshot, still true at that time. `observed`: the source's clock then.
+   * `caughtUp`: whether the walk reached the source's head (as for a flush's commit).
    * Alone on a data directory, it is durable once the lake closes (CommitLog.check).
    */
   check(
     stream: string,
     partition: Partition,
-    options?: { confirmedAt?: number; observed?: Observation },
+    options?: { confirmedAt?: number; observed?: Observation; caughtUp?: boolean },
   ): Promise<void>;
   /**
    * Merges small files (`due`: only the size tiers past their threshold; `all`: every folder's small
@@ -288,9 +289,10 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         await flush.abort();
         throw error;
       }
-      return flush.commit(log.latest(stream, partition)?.checkpoint ?? null);
+      // Rejects alone move no walk: whether the partition is caught up stays as it was.
+      return flush.commit(log.latest(stream, partition)?.checkpoint ?? null, undefined, false);
     },
-    async check(stream, partition, { confirmedAt, observed } = {}) {
+    async check(stream, partition, { confirmedAt, observed, caughtUp } = {}) {
       layoutCheck(stream, partition);
       const latest = log.latest(stream, partition);
       await log.check({
@@ -305,6 +307,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
         // The confirmed rows are read again stamped with this time: later ones must follow it too.
         ...(confirmedAt !== undefined ? { confirmedAt, stampedAt: confirmedAt } : {}),
         ...(observed && Object.keys(observed).length > 0 ? { observed } : {}),
+        ...(caughtUp !== undefined ? { caughtUp } : {}),
       });
     },
     async compact(mode, streams, onStep) {

@@ -66,6 +66,11 @@ export const dataCommitSchema = z.object({
    * `confirmedAt`; none without either.
    */
   stampedAt: z.number().int().optional(),
+  /**
+   * Whether the walk behind it reached the source's head: it ended, rather than stopping early (a spent
+   * quota, an interrupt, a failure) with the rest of the listing still ahead. Absent: an older avalake's.
+   */
+  caughtUp: z.boolean().optional(),
 });
 
 /** Small files of one folder merged into larger ones: the same rows, other files. Checkpoints untouched. */
@@ -149,6 +154,12 @@ const partitionStateSchema = z.object({
   stampedAt: z.number().int().optional(),
   /** The source's clock and the stream's cadence at the newest read; the newest record time ever committed. */
   ...observationSchema.shape,
+  /**
+   * When a walk of it last reached the source's head (`committedAt` of that commit): freshness counts from
+   * this, not from a commit of a walk still catching up. null: none has yet. Absent: its newest commit is
+   * an older avalake's, which did not say (see `caughtUpAtOf`).
+   */
+  caughtUpAt: z.string().nullable().optional(),
 });
 
 const liveFileSchema = committedFileSchema.omit({ staged: true }).extend({
@@ -252,6 +263,8 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
   const { sourceAt, cadence, ...observed } = record.observed ?? {};
   const newest = [before?.newestRecordAt, observed.newestRecordAt].filter((t) => t !== undefined);
   const stamped = [before?.stampedAt, record.stampedAt].filter((t) => t !== undefined);
+  // A commit of an older avalake says nothing of it: the partition is judged by that commit, as it was.
+  const caughtUpAt = record.caughtUp === undefined ? undefined : caughtUpAfter(before, record);
   const rowsOf = (table: 'data' | 'rejects') =>
     record.files.filter((f) => f.table === table).reduce((n, f) => n + f.rows, 0);
   state.partitions.set(id, {
@@ -273,9 +286,29 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
     ...(sourceAt !== undefined ? { sourceAt } : {}),
     ...(newest.length > 0 ? { newestRecordAt: Math.max(...newest) } : {}),
     ...(cadence !== undefined ? { cadence } : {}),
+    ...(caughtUpAt !== undefined ? { caughtUpAt } : {}),
   });
   for (const { staged: _, ...file } of record.files) state.files.push({ ...file, seq: record.seq });
 }
+
+/**
+ * When a partition was last caught up, after a commit that says whether its walk reached the head. A
+ * partition whose commits are all an older avalake's (no `caughtUpAt`) is taken to have been caught up at
+ * its newest one, as that avalake's freshness took it: an upgrade does not turn every partition stale at
+ * once, and a partition behind then is named once its newest such commit is older than the maximum age.
+ */
+function caughtUpAfter(before: PartitionState | undefined, record: DataCommit): string | null {
+  if (record.caughtUp) return record.committedAt;
+  if (before === undefined) return null;
+  return before.caughtUpAt === undefined ? before.committedAt : before.caughtUpAt;
+}
+
+/**
+ * When a partition was last caught up, for freshness: null when never. One whose newest commit is an older
+ * avalake's, which did not say, counts from that commit (as that avalake judged it).
+ */
+export const caughtUpAtOf = (partition: PartitionState): string | null =>
+  partition.caughtUpAt === undefined ? partition.committedAt : partition.caughtUpAt;
 
 /** The state as JSON for its file. */
 export function serializeState(state: StreamState): string {
