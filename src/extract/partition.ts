@@ -159,12 +159,17 @@ export async function extractPartition(work: PartitionWork) {
    */
   let committing: Promise<void> = Promise.resolve();
   let commitFailed = false;
-  const handOver = () => {
+  /**
+   * Hands the flush over to be committed; `caughtUp`: the walk ended with it, at the source's head. True
+   * when it commits (its rows, or an unchanged snapshot's check), false when there was nothing to commit.
+   */
+  const handOver = (caughtUp = false): boolean => {
     const sealed = flush;
     sealed.seal();
     const reached = lastCheckpoint;
     const seen = observed();
     lastCheckpoint = undefined;
+    const aborting = () => sealed.abort();
     let run: () => Promise<void>;
     if (
       reached !== undefined &&
@@ -176,19 +181,23 @@ export async function extractPartition(work: PartitionWork) {
       commits++;
       run = async () => {
         await sealed.abort();
-        await lake.check(stream.name, partition, { confirmedAt: Number(reached.snapshotAt), observed: seen });
+        await lake.check(stream.name, partition, {
+          confirmedAt: Number(reached.snapshotAt),
+          observed: seen,
+          caughtUp,
+        });
       };
     } else if (
       reached === undefined ||
       (sealed.rows === 0 && sealed.rejected === 0 && JSON.stringify(reached) === committed)
     ) {
-      run = () => sealed.abort();
+      run = aborting;
     } else {
       commits++;
       committed = JSON.stringify(reached);
       const stored = known.attach(reached);
       run = async () => {
-        await sealed.commit(stored, seen);
+        await sealed.commit(stored, seen, caughtUp);
         rows += sealed.rows;
         rejects += sealed.rejected;
       };
@@ -200,6 +209,7 @@ export async function extractPartition(work: PartitionWork) {
     committing.catch(() => {
       commitFailed = true;
     });
+    return run !== aborting;
   };
 
   /**
@@ -292,13 +302,16 @@ export async function extractPartition(work: PartitionWork) {
   if (status === 'done' && work.signal.aborted) status = 'interrupted';
   // Whatever was fetched up to the last complete step is committed, with the checkpoint that matches it,
   // after the commits handed over before it.
+  // A walk that ended reached the source's head: its last commit says so, for freshness.
+  let saidCaughtUp = false;
   if (flushFailed) await flush.abort().catch(() => undefined);
-  else handOver();
+  else saidCaughtUp = handOver(status === 'done') && status === 'done';
   try {
     await committing;
-    // A walk that found nothing new still says so: freshness is the time a partition was last checked.
-    if (status === 'done' && commits === 0)
-      await lake.check(stream.name, partition, { observed: observed() });
+    // A walk that found nothing new still says so: freshness is the time a partition was last checked (and
+    // last caught up). So does one whose last commit was handed over mid-walk, before it knew it had ended.
+    if (status === 'done' && !saidCaughtUp)
+      await lake.check(stream.name, partition, { observed: observed(), caughtUp: true });
   } catch (error) {
     // The catalog refused a commit made from what this run read of the partition (`avalake repair`
     // rewound it, or another worker took it over from this run): nothing of it is visible, and the
