@@ -35,6 +35,11 @@ export interface ExtractConfig {
   pipelinePath: string;
   pipeline: Pipeline;
   streams: readonly StreamDefinition[];
+  /**
+   * Every stream the pipeline file reads (its `streams`, or all it feeds), whatever `--streams` picked
+   * for this run: `run` judges the freshness of their partitions, read by this run or by others.
+   */
+  pipelineStreams: readonly StreamDefinition[];
   dataDir: string;
   apiKey?: string;
   fullRefresh: boolean;
@@ -109,6 +114,7 @@ export async function resolveExtractConfig(
     pipelinePath,
     pipeline,
     streams,
+    pipelineStreams: streamList ? fileStreams(parsed.data) : streams,
     dataDir,
     localDir,
     ...defined({ apiKey: apiKey?.value, retries, catalog }),
@@ -306,6 +312,10 @@ function selectStreams(
   }
   return chosen;
 }
+
+/** The streams a pipeline file reads with nothing named on the command line, those with something to read. */
+const fileStreams = (pipeline: Pipeline): StreamDefinition[] =>
+  STREAMS.filter((s) => (pipeline.streams?.includes(s.name) ?? true) && s.partitions(pipeline).length > 0);
 
 /** Every name is a stream's, or a ConfigError listing the known ones. */
 function checkStreamNames(names: readonly string[], source: string): void {

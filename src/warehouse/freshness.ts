@@ -1,4 +1,10 @@
-import { type PartitionState, partitionId, type StreamState } from '../load/index.ts';
+import {
+  caughtUpAtOf,
+  type Partition,
+  type PartitionState,
+  partitionId,
+  type StreamState,
+} from '../load/index.ts';
 import { durationText } from './duration.ts';
 
 import type { QueryResult } from './sql.ts';
@@ -51,15 +57,34 @@ export function parseMaxAge(values: readonly string[], streams?: readonly string
   return maxAge;
 }
 
-/** Why a partition is stale, and by how much (seconds) beyond what is allowed, to name the worst first. */
+/**
+ * Why a partition is not fresh, and by how much (seconds) beyond what is allowed, to name the worst first:
+ * - `never`: the pipeline reads it, but nothing of it was ever committed (every run failed on it);
+ * - `waiting`: nothing of it committed either, but a spent quota stopped the run before it, while the
+ *   backfill ahead of it progresses: its turn is to come;
+ * - `unchecked`: its last successful check is older than the maximum age;
+ * - `catching-up`: checked within it, but no walk of it has reached the source's head within it (a spent
+ *   quota, an interrupt, a walk split over runs): a gap may lie behind its head. Progressing, not stuck;
+ * - `behind`: caught up, but its newest record lags the source's clock past the stream's cadence.
+ */
 interface Stale {
-  partition: PartitionState;
+  partition: Partition;
+  /** Its state; none for `never`. */
+  state?: PartitionState;
   /** Seconds since the last successful check. */
-  checkedAge: number;
+  checkedAge?: number;
+  /** Seconds since a walk of it last reached the head; null: none ever did. */
+  caughtUpAge?: number | null;
   /** Seconds the newest record lags the source's clock, when the stream has a cadence. */
   recordLag?: number;
-  kind: 'unchecked' | 'behind';
+  kind: 'never' | 'waiting' | 'unchecked' | 'catching-up' | 'behind';
 }
+
+/**
+ * Kinds that fail the test. A partition still catching up (checked within the maximum age), or waiting for
+ * its first read behind a quota-limited backfill, warns: progressing as expected is no failure.
+ */
+const FAILING: ReadonlySet<Stale['kind']> = new Set(['never', 'unchecked', 'behind']);
 
 export interface StreamFreshness {
   /** Partitions judged. */
@@ -69,63 +94,134 @@ export interface StreamFreshness {
   limit: number;
 }
 
+/** Whether the stream fails freshness (`fail`), is only catching up (`warn`), or is fresh (`pass`). */
+export function freshnessStatus({ stale }: StreamFreshness): 'pass' | 'warn' | 'fail' {
+  if (stale.some((s) => FAILING.has(s.kind))) return 'fail';
+  return stale.length > 0 ? 'warn' : 'pass';
+}
+
 /**
- * A stream's partitions against its maximum age, two ways:
+ * A stream's partitions against its maximum age:
  * - the last successful check (a commit, or a run that found nothing new) must be within it, so a
  *   partition failing for days is named while the stream's others are fresh;
+ * - so must the last time a walk of it reached the source's head: a commit of a walk that stopped early
+ *   (a spent quota, an interrupt) moved, but weeks may lie behind its head still. Checked within the
+ *   maximum age, such a partition is progressing: it warns (`catching-up`) rather than fails;
  * - where the stream has a cadence (a series the source extends on a schedule), the newest record may
  *   lag the source's clock (its `Date` header when the partition was last read) by the cadence plus
  *   the maximum age, so a series the service stopped extending is named although every run "succeeds".
- * `planned` (partition ids): judge only these; undefined judges every partition of the lake.
+ * `planned` (by partition id): judge these, a planned partition with nothing committed as never checked
+ * (or as `waiting`, when among `waiting`'s ids); undefined judges every partition of the lake.
  */
 export function judgeStream(
-  state: StreamState,
+  state: StreamState | undefined,
   limit: number,
   now: number,
-  planned: ReadonlySet<string> | undefined,
+  planned: ReadonlyMap<string, Partition> | undefined,
+  waiting: ReadonlySet<string> = new Set(),
 ): StreamFreshness {
-  const judged = [...state.partitions.values()].filter(
-    (p) => !planned || planned.has(partitionId(p.partition)),
-  );
+  const partitions = state?.partitions ?? new Map<string, PartitionState>();
+  const judged = planned ? [...planned.keys()] : [...partitions.keys()];
+  const ageOf = (iso: string) => Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
   const stale: Stale[] = [];
-  for (const partition of judged) {
-    const checkedAge = Math.max(0, Math.round((now - Date.parse(partition.committedAt)) / 1000));
+  for (const id of judged) {
+    const partition = partitions.get(id);
+    if (!partition) {
+      stale.push({ partition: planned?.get(id) ?? {}, kind: waiting.has(id) ? 'waiting' : 'never' });
+      continue;
+    }
+    const checkedAge = ageOf(partition.committedAt);
+    const caughtUpAt = caughtUpAtOf(partition);
+    const caughtUpAge = caughtUpAt === null ? null : ageOf(caughtUpAt);
     const { sourceAt, newestRecordAt, cadence } = partition;
     const recordLag =
       cadence !== undefined && sourceAt !== undefined && newestRecordAt !== undefined
         ? Math.max(0, Math.round((sourceAt - newestRecordAt) / 1000))
         : undefined;
-    const lagged = { partition, checkedAge, ...(recordLag !== undefined ? { recordLag } : {}) };
-    if (checkedAge > limit) stale.push({ ...lagged, kind: 'unchecked' });
+    const judgedOne = {
+      partition: partition.partition,
+      state: partition,
+      checkedAge,
+      caughtUpAge,
+      ...(recordLag !== undefined ? { recordLag } : {}),
+    };
+    if (checkedAge > limit) stale.push({ ...judgedOne, kind: 'unchecked' });
+    // Its newest record says nothing of the source while the walk has not reached the head.
+    else if (caughtUpAge === null || caughtUpAge > limit) stale.push({ ...judgedOne, kind: 'catching-up' });
     else if (recordLag !== undefined && recordLag - (cadence ?? 0) > limit)
-      stale.push({ ...lagged, kind: 'behind' });
+      stale.push({ ...judgedOne, kind: 'behind' });
   }
-  const overdue = (s: Stale) => (s.kind === 'unchecked' ? s.checkedAge : (s.recordLag ?? 0));
-  // Equally overdue partitions (checked in the same run) by their id: the same message every time,
-  // whatever order the run committed them in.
-  const idOf = (s: Stale) => partitionId(s.partition.partition);
-  stale.sort((a, b) => overdue(b) - overdue(a) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0));
+  const overdue = (s: Stale) =>
+    s.kind === 'never' || s.kind === 'waiting'
+      ? Number.POSITIVE_INFINITY
+      : s.kind === 'unchecked'
+        ? (s.checkedAge ?? 0)
+        : s.kind === 'catching-up'
+          ? (s.caughtUpAge ?? Number.POSITIVE_INFINITY)
+          : (s.recordLag ?? 0);
+  // Equally overdue partitions (checked in the same run, or never) by their id: the same message every
+  // time, whatever order the run committed them in.
+  const idOf = (s: Stale) => partitionId(s.partition);
+  stale.sort(
+    (a, b) =>
+      (overdue(b) === overdue(a) ? 0 : overdue(b) > overdue(a) ? 1 : -1) ||
+      (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0),
+  );
   return { judged: judged.length, stale, limit };
 }
 
-/** The failure message: how many partitions are stale in each way, and the worst of each. */
+/** Partitions named at most, by a message, of those never checked. */
+const NAMED = 3;
+
+/** The message: how many partitions are stale in each way, and the worst of each. */
 export function freshnessMessage({ judged, stale, limit }: StreamFreshness): string {
   const parts: string[] = [];
-  const unchecked = stale.filter((s) => s.kind === 'unchecked');
-  const behind = stale.filter((s) => s.kind === 'behind');
+  const of = (kind: Stale['kind']) => stale.filter((s) => s.kind === kind);
+  const never = of('never');
+  const waiting = of('waiting');
+  const named = (some: Stale[]) => {
+    const shown = some.slice(0, NAMED).map((s) => partitionLabel(s.partition));
+    const more = some.length - shown.length;
+    return `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+  };
+  const unchecked = of('unchecked');
+  const catching = of('catching-up');
+  const behind = of('behind');
+  if (never.length > 0)
+    parts.push(
+      `${never.length} of ${judged} partitions never checked: nothing committed yet, every run failed or` +
+        ` stopped before them (${named(never)})`,
+    );
   if (unchecked[0])
     parts.push(
       `${unchecked.length} of ${judged} partitions last checked more than ${durationText(limit)} ago` +
-        ` (oldest: ${partitionLabel(unchecked[0].partition.partition)}, ${durationText(unchecked[0].checkedAge)} ago)`,
+        ` (oldest: ${partitionLabel(unchecked[0].partition)}, ${durationText(unchecked[0].checkedAge ?? 0)} ago)`,
     );
   if (behind[0]) {
     const worst = behind[0];
     parts.push(
       `${behind.length} of ${judged} partitions with a newest record more than ${durationText(limit)} overdue` +
-        ` (worst: ${partitionLabel(worst.partition.partition)}, newest record ${durationText(worst.recordLag ?? 0)}` +
-        ` behind the source, one is due every ${durationText(worst.partition.cadence ?? 0)})`,
+        ` (worst: ${partitionLabel(worst.partition)}, newest record ${durationText(worst.recordLag ?? 0)}` +
+        ` behind the source, one is due every ${durationText(worst.state?.cadence ?? 0)})`,
     );
   }
+  if (catching[0]) {
+    const worst = catching[0];
+    const since =
+      worst.caughtUpAge === null || worst.caughtUpAge === undefined
+        ? 'never caught up'
+        : `last caught up ${durationText(worst.caughtUpAge)} ago`;
+    parts.push(
+      `${catching.length} of ${judged} partitions still catching up: read within ${durationText(limit)},` +
+        ` but their walks stopped before the source's head (a spent quota, an interrupt)` +
+        ` (longest behind: ${partitionLabel(worst.partition)}, ${since}; last read ${durationText(worst.checkedAge ?? 0)} ago)`,
+    );
+  }
+  if (waiting.length > 0)
+    parts.push(
+      `${waiting.length} of ${judged} partitions not read yet: the quota was spent before their turn` +
+        ` (${named(waiting)})`,
+    );
   return parts.join('; ');
 }
 
@@ -136,6 +232,7 @@ export function freshnessSample(
   rows: number,
 ): QueryResult {
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  const duration = (seconds: number | undefined) => (seconds === undefined ? null : durationText(seconds));
   return {
     columns: [
       'stream',
@@ -146,22 +243,34 @@ export function freshnessSample(
       'newest_record_at',
       'source_at',
       'record_lag',
+      'why',
+      'last_caught_up_at',
     ],
-    types: ['VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR', 'VARCHAR'],
+    types: Array<string>(10).fill('VARCHAR'),
     rows: stale
       .slice(0, rows)
-      .map(({ partition: p, checkedAge, recordLag }) => [
+      .map(({ partition, state: p, checkedAge, recordLag, kind }) => [
         stream,
-        partitionLabel(p.partition),
-        p.committedAt,
-        durationText(checkedAge),
+        partitionLabel(partition),
+        p?.committedAt ?? null,
+        duration(checkedAge),
         durationText(limit),
-        iso(p.newestRecordAt),
-        iso(p.sourceAt),
-        recordLag === undefined ? null : durationText(recordLag),
+        iso(p?.newestRecordAt),
+        iso(p?.sourceAt),
+        duration(recordLag),
+        WHY[kind],
+        p ? caughtUpAtOf(p) : null,
       ]),
   };
 }
+
+const WHY: Record<Stale['kind'], string> = {
+  never: 'never checked',
+  waiting: 'waiting for the quota',
+  unchecked: 'not checked',
+  'catching-up': 'catching up',
+  behind: 'newest record overdue',
+};
 
 /** `network=fuji address=0x…`: a partition's keys in a line. */
 const partitionLabel = (partition: Readonly<Record<string, string>>) =>

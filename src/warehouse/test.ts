@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { readLakeState } from '../load/index.ts';
+import { type Partition, partitionId, readLakeState } from '../load/index.ts';
 import { quoteIdent, quoteLiteral } from './duckdb.ts';
 import {
   DEFAULT_MAX_AGE_SECONDS,
   freshnessMessage,
   freshnessSample,
+  freshnessStatus,
   judgeStream,
   type MaxAge,
 } from './freshness.ts';
@@ -21,7 +22,8 @@ export { DEFAULT_TESTS_DIR };
 export const SAMPLE_ROWS = 10;
 
 export type TestKind = 'unique' | 'not_null' | 'accepted_values' | 'freshness' | 'sql';
-export type TestStatus = 'pass' | 'fail' | 'error' | 'skip';
+/** `warn`: not a failure, but not fresh either (partitions still catching up, freshness.ts). */
+export type TestStatus = 'pass' | 'warn' | 'fail' | 'error' | 'skip';
 
 /** One check and what came of it. */
 export interface TestOutcome {
@@ -41,6 +43,8 @@ export interface TestOutcome {
 export interface TestReport {
   outcomes: TestOutcome[];
   passed: number;
+  /** Checks that passed with a warning: partitions still catching up. Not failures. */
+  warned: number;
   failed: number;
   errored: number;
   skipped: number;
@@ -58,10 +62,17 @@ export interface TestOptions {
   maxAge?: MaxAge;
   now?: number;
   /**
-   * The partitions the pipeline reads now, by stream (partition ids): freshness judges only these, so a
-   * partition taken out of the pipeline does not go stale forever. Default: every partition of the lake.
+   * The partitions the pipeline reads now, by stream: freshness judges only these, so a partition taken
+   * out of the pipeline does not go stale forever, and one of them with nothing ever committed (every
+   * run failed on it) fails as never checked. Default: every partition of the lake.
    */
-  partitions?: ReadonlyMap<string, ReadonlySet<string>>;
+  partitions?: ReadonlyMap<string, readonly Partition[]>;
+  /**
+   * Of those, by stream (partition ids), the ones a spent quota stopped this run before it read them. One
+   * with nothing committed yet waits its turn behind the backfill (a warning, not never checked) while
+   * the backfill progresses: while something of the lake was committed within its maximum age.
+   */
+  queued?: ReadonlyMap<string, ReadonlySet<string>>;
   /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
   catalog?: string;
 }
@@ -173,6 +184,7 @@ export async function runWarehouseTests(options: TestOptions): Promise<TestRepor
   return {
     outcomes,
     passed: count('pass'),
+    warned: count('warn'),
     failed: count('fail'),
     errored: count('error'),
     skipped: count('skip'),
@@ -255,19 +267,34 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
   const maxAge = options.maxAge ?? { defaultSeconds: DEFAULT_MAX_AGE_SECONDS, byStream: {} };
   const lake = await readLakeState(options.dataDir, options.catalog);
   const outcomes: TestOutcome[] = [];
-  for (const [stream, state] of [...lake].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  // A stream the pipeline reads is judged whether or not anything of it was committed.
+  const planned = new Map(
+    [...(options.partitions ?? [])]
+      .filter(([, partitions]) => partitions.length > 0)
+      .map(([stream, partitions]) => [stream, new Map(partitions.map((p) => [partitionId(p), p]))]),
+  );
+  const judged = [...new Set([...lake.keys(), ...planned.keys()])].sort();
+  const limitOf = (stream: string) => maxAge.byStream[stream] ?? maxAge.defaultSeconds;
+  // A lake nothing was committed to for that long has no backfill going on: a partition never read is
+  // never checked, whatever stopped the run.
+  const progressing = [...lake].some(([stream, state]) =>
+    [...state.partitions.values()].some((p) => now - Date.parse(p.committedAt) <= limitOf(stream) * 1000),
+  );
+  for (const stream of judged) {
     if (options.select !== undefined && !wanted.has(stream)) continue;
-    const limit = maxAge.byStream[stream] ?? maxAge.defaultSeconds;
+    const limit = limitOf(stream);
     // Without a pipeline to say which partitions it reads now, every partition of the lake is judged.
-    const planned = options.partitions && (options.partitions.get(stream) ?? new Set<string>());
-    const judgement = judgeStream(state, limit, now, planned);
+    const plan = options.partitions && (planned.get(stream) ?? new Map<string, Partition>());
+    const waiting = progressing ? options.queued?.get(stream) : undefined;
+    const judgement = judgeStream(lake.get(stream), limit, now, plan, waiting);
+    const status = freshnessStatus(judgement);
     const base = { name: `freshness ${stream}`, kind: 'freshness' as const, subject: stream };
     outcomes.push(
-      judgement.stale.length === 0
-        ? { ...base, status: 'pass', message: '', failures: 0 }
+      status === 'pass'
+        ? { ...base, status, message: '', failures: 0 }
         : {
             ...base,
-            status: 'fail',
+            status,
             message: freshnessMessage(judgement),
             failures: judgement.stale.length,
             sample: freshnessSample(stream, judgement, SAMPLE_ROWS),
@@ -275,7 +302,7 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
     );
   }
   for (const stream of [...wanted].sort())
-    if (!lake.has(stream))
+    if (!judged.includes(stream))
       outcomes.push({
         name: `freshness ${stream}`,
         kind: 'freshness',
