@@ -60,8 +60,8 @@ export function parseMaxAge(values: readonly string[], streams?: readonly string
 /**
  * Why a partition is not fresh, and by how much (seconds) beyond what is allowed, to name the worst first:
  * - `never`: the pipeline reads it, but nothing of it was ever committed (every run failed on it);
- * - `waiting`: nothing of it committed either, but a spent quota stopped the run before it, while the
- *   backfill ahead of it progresses: its turn is to come;
+ * - `waiting`: never checked, or not within the maximum age, because a spent quota stopped the run
+ *   before its turn (the run's unfinished work goes first), while the lake progresses: its turn comes;
  * - `unchecked`: its last successful check is older than the maximum age;
  * - `catching-up`: checked within it, but no walk of it has reached the source's head within it (a spent
  *   quota, an interrupt, a walk split over runs): a gap may lie behind its head. Progressing, not stuck;
@@ -110,8 +110,10 @@ export function freshnessStatus({ stale }: StreamFreshness): 'pass' | 'warn' | '
  * - where the stream has a cadence (a series the source extends on a schedule), the newest record may
  *   lag the source's clock (its `Date` header when the partition was last read) by the cadence plus
  *   the maximum age, so a series the service stopped extending is named although every run "succeeds".
- * `planned` (by partition id): judge these, a planned partition with nothing committed as never checked
- * (or as `waiting`, when among `waiting`'s ids); undefined judges every partition of the lake.
+ * `planned` (by partition id): judge these, a planned partition with nothing committed as never checked;
+ * undefined judges every partition of the lake. `waiting` (partition ids): those a spent quota kept
+ * this run from, which warn where they would fail for not being checked (never, or not lately).
+
  */
 export function judgeStream(
   state: StreamState | undefined,
@@ -145,17 +147,17 @@ export function judgeStream(
       caughtUpAge,
       ...(recordLag !== undefined ? { recordLag } : {}),
     };
-    if (checkedAge > limit) stale.push({ ...judgedOne, kind: 'unchecked' });
+    if (checkedAge > limit) stale.push({ ...judgedOne, kind: waiting.has(id) ? 'waiting' : 'unchecked' });
     // Its newest record says nothing of the source while the walk has not reached the head.
     else if (caughtUpAge === null || caughtUpAge > limit) stale.push({ ...judgedOne, kind: 'catching-up' });
     else if (recordLag !== undefined && recordLag - (cadence ?? 0) > limit)
       stale.push({ ...judgedOne, kind: 'behind' });
   }
   const overdue = (s: Stale) =>
-    s.kind === 'never' || s.kind === 'waiting'
+    s.kind === 'never'
       ? Number.POSITIVE_INFINITY
-      : s.kind === 'unchecked'
-        ? (s.checkedAge ?? 0)
+      : s.kind === 'unchecked' || s.kind === 'waiting'
+        ? (s.checkedAge ?? Number.POSITIVE_INFINITY)
         : s.kind === 'catching-up'
           ? (s.caughtUpAge ?? Number.POSITIVE_INFINITY)
           : (s.recordLag ?? 0);
@@ -182,7 +184,7 @@ export function freshnessMessage({ judged, stale, limit }: StreamFreshness): str
   const named = (some: Stale[]) => {
     const shown = some.slice(0, NAMED).map((s) => partitionLabel(s.partition));
     const more = some.length - shown.length;
-    return `${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
+    return `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
   };
   const unchecked = of('unchecked');
   const catching = of('catching-up');
@@ -208,20 +210,24 @@ export function freshnessMessage({ judged, stale, limit }: StreamFreshness): str
   if (catching[0]) {
     const worst = catching[0];
     const since =
-      worst.caughtUpAge === null || worst.caughtUpAge === undefined
-        ? 'never caught up'
-        : `last caught up ${durationText(worst.caughtUpAge)} ago`;
+      typeof worst.caughtUpAge === 'number'
+        ? `last caught up ${durationText(worst.caughtUpAge)} ago`
+        : 'never caught up';
     parts.push(
-      `${catching.length} of ${judged} partitions still catching up: read within ${durationText(limit)},` +
-        ` but their walks stopped before the source's head (a spent quota, an interrupt)` +
-        ` (longest behind: ${partitionLabel(worst.partition)}, ${since}; last read ${durationText(worst.checkedAge ?? 0)} ago)`,
+      `${catching.length} of ${judged} partitions still catching up, read within ${durationText(limit)} but` +
+        ` not up to the source's head (longest behind: ${partitionLabel(worst.partition)}, ${since},` +
+        ` last read ${durationText(worst.checkedAge ?? 0)} ago)`,
     );
   }
-  if (waiting.length > 0)
+  if (waiting[0]) {
+    const worst = waiting[0];
+    const read =
+      worst.checkedAge === undefined ? 'never read' : `last read ${durationText(worst.checkedAge)} ago`;
     parts.push(
-      `${waiting.length} of ${judged} partitions not read yet: the quota was spent before their turn` +
-        ` (${named(waiting)})`,
+      `${waiting.length} of ${judged} partitions waiting for the quota, spent before their turn` +
+        ` (longest waiting: ${partitionLabel(worst.partition)}, ${read})`,
     );
+  }
   return parts.join('; ');
 }
 

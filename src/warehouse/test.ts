@@ -68,9 +68,10 @@ export interface TestOptions {
    */
   partitions?: ReadonlyMap<string, readonly Partition[]>;
   /**
-   * Of those, by stream (partition ids), the ones a spent quota stopped this run before it read them. One
-   * with nothing committed yet waits its turn behind the backfill (a warning, not never checked) while
-   * the backfill progresses: while something of the lake was committed within its maximum age.
+   * Of those, by stream (partition ids), the ones a spent quota stopped this run before it read them (a
+   * run reads unfinished work first). One never checked, or not within its maximum age, waits its turn
+   * behind the backfill (a warning, not a failure) while the lake progresses: while something of it was
+   * committed within its maximum age.
    */
   queued?: ReadonlyMap<string, ReadonlySet<string>>;
   /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
