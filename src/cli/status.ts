@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { KNOWN_REJECTS } from '../extract/known-rejects.ts';
 import {
+  caughtUpAtOf,
   committedFileSize,
   damagedFileRemedy,
   diskStorage,
@@ -53,6 +54,11 @@ export interface PartitionStanding {
    */
   stampedAheadSeconds?: number;
   lastRunId: string;
+  /**
+   * When a walk of it last reached the source's head; null: none has yet. Older than the last commit:
+   * its walks since stopped early (a spent quota, an interrupt), and it is still catching up.
+   */
+  caughtUpAt: string | null;
   /** The newest commit's checkpoint (null: none yet, e.g. rejects only). */
   checkpoint: Readonly<Record<string, unknown>> | null;
   /** Data rows committed in total, every version of every record. */
@@ -161,6 +167,7 @@ async function readStatusWith(
           ? { stampedAheadSeconds: stampedAhead }
           : {}),
         lastRunId: p.runId,
+        caughtUpAt: caughtUpAtOf(p),
         checkpoint: p.checkpoint,
         rows: p.rows,
         rejects: p.rejects,
@@ -355,6 +362,12 @@ export function formatStatus(status: LakeStatus): string {
       `${streams} stream${streams === 1 ? '' : 's'}, ${status.partitions.length} partitions, ${total} rows, ${rejects} rejects; ` +
         `newest commit ${ageText(freshest)} ago, oldest partition last committed ${ageText(stalest)} ago`,
     );
+    const catching = status.partitions.filter((p) => p.caughtUpAt !== p.lastCommitAt);
+    if (catching.length > 0)
+      lines.push(
+        `${catching.length} partition${catching.length === 1 ? '' : 's'} still catching up: the last walk` +
+          ` stopped before the source's head (a spent quota, an interrupt); the next run goes on (caughtUpAt in --json)`,
+      );
     const ahead = status.partitions.filter((p) => p.aheadSeconds !== undefined);
     if (ahead.length > 0)
       lines.push(
