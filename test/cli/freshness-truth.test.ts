@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli/run.ts';
+import { formatStatus, readStatus } from '../../src/cli/status.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/index.ts';
 import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
@@ -163,6 +164,14 @@ it('after a three-week cron gap, a newest-first walk the quota stopped above its
   // A clean stop on a quota, progressing: exit 0, as the extract alone exits.
   expect(behind.code).toBe(0);
   expect(behind.report.status).toBe('quota');
+  // `status` says so too.
+  const status = await readStatus(w.dataDir, T0 + 21 * DAY_MS);
+  expect(status.partitions.map((p) => [p.lastCommitAt, p.caughtUpAt])).toEqual([
+    [new Date(T0 + 21 * DAY_MS).toISOString(), new Date(T0).toISOString()],
+  ]);
+  expect(formatStatus(status)).toContain(
+    "1 partition still catching up: the last walk stopped before the source's head (a spent quota, an interrupt); the next run goes on (caughtUpAt in --json)",
+  );
 
   // The next days' runs go on down to the old head (page tokens live a day: a walk carried on passes
   // from the top again, skipping what it read), warning until then; then it is fresh again.
