@@ -226,7 +226,7 @@ export const COMMANDS = [
         .option(
           'max-age',
           repeatedValue(
-            'How long ago each partition may have been read last: 24h (default), or stream=2d for one stream',
+            "How long ago each partition may have been read, and read up to the source's head, last: 24h (default), or stream=2d for one stream",
           ),
         )
         .option('json', { type: 'boolean', describe: 'Print the report as JSON' })
@@ -248,7 +248,7 @@ export const COMMANDS = [
         .option(
           'max-age',
           repeatedValue(
-            'How long ago each partition may have been read last before freshness fails: 24h (default), stream=2d',
+            "How long ago each partition may have been read, and read up to the source's head, last before freshness fails (or, still catching up, warns): 24h (default), stream=2d",
           ),
         )
         .option('build-wait', {

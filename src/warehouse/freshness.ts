@@ -82,7 +82,7 @@ interface Stale {
 
 /**
  * Kinds that fail the test. A partition still catching up (checked within the maximum age), or waiting for
- * its first read behind a quota-limited backfill, warns: progressing as expected is no failure.
+ * its turn behind a quota-limited backfill, warns: a backfill progressing as expected is no failure.
  */
 const FAILING: ReadonlySet<Stale['kind']> = new Set(['never', 'unchecked', 'behind']);
 
@@ -113,7 +113,6 @@ export function freshnessStatus({ stale }: StreamFreshness): 'pass' | 'warn' | '
  * `planned` (by partition id): judge these, a planned partition with nothing committed as never checked;
  * undefined judges every partition of the lake. `waiting` (partition ids): those a spent quota kept
  * this run from, which warn where they would fail for not being checked (never, or not lately).
-
  */
 export function judgeStream(
   state: StreamState | undefined,
