@@ -1,6 +1,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { run } from '../../src/cli/run.ts';
 import { formatStatus, readStatus } from '../../src/cli/status.ts';
+import { test } from '../../src/cli/test.ts';
 import type { Emulator } from '../../src/emulator/index.ts';
 import { readLakeState } from '../../src/load/index.ts';
 import { startEmulator, TEST_EPOCH } from '../helpers/emulator.ts';
@@ -164,6 +165,13 @@ it('after a three-week cron gap, a newest-first walk the quota stopped above its
   // A clean stop on a quota, progressing: exit 0, as the extract alone exits.
   expect(behind.code).toBe(0);
   expect(behind.report.status).toBe('quota');
+  // `avalake test` judges it the same way: a warning, exit 0.
+  const tested = await captureOutput(() => test({ dataDir: w.dataDir }, T0 + 21 * DAY_MS));
+  expect(tested.code, tested.stderr).toBe(0);
+  expect(tested.stdout).toMatch(
+    /^WARN {3}freshness metrics: 1 of 1 partitions still catching up, read within 1d 0h but not up to the source's head \(.*last caught up 21d 0h ago, last read 0s ago\)$/m,
+  );
+  expect(tested.stdout).toMatch(/^\d+ passed, 1 warned, 0 failed, 0 errors, \d+ skipped$/m);
   // `status` says so too.
   const status = await readStatus(w.dataDir, T0 + 21 * DAY_MS);
   expect(status.partitions.map((p) => [p.lastCommitAt, p.caughtUpAt])).toEqual([
