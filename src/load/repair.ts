@@ -261,8 +261,12 @@ async function planRepair(
       [...state.partitions].map(([id, p]) => {
         if (!rewound.has(id)) return [id, p];
         // Its stamps stay ahead of what it stamped before: a snapshot's `snapshotAt` goes with the checkpoint.
+        // Not caught up any more: rows it had are gone until a walk reads them again (freshness says so).
         const stampedAt = newestStampOf(p);
-        return [id, { ...p, checkpoint: null, ...(stampedAt !== undefined ? { stampedAt } : {}) }];
+        return [
+          id,
+          { ...p, checkpoint: null, caughtUpAt: null, ...(stampedAt !== undefined ? { stampedAt } : {}) },
+        ];
       }),
     ),
   };

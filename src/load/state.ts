@@ -252,6 +252,8 @@ export function applyRecord(state: StreamState, record: CommitRecord): void {
       runId: record.runId,
       committedAt: record.committedAt,
       checkpoint: null,
+      // Not caught up any more: rows it had are gone until a walk reads them again (freshness says so).
+      caughtUpAt: null,
       commits: (before?.commits ?? 0) + 1,
       ...(stampedAt !== undefined ? { stampedAt } : {}),
     });

@@ -132,10 +132,15 @@ describe('avalake repair', () => {
     for (const s of report.streams) {
       expect(s.rewound.length, s.stream).toBeGreaterThan(0);
       const rewound = new Set(s.rewound.map((r) => JSON.stringify(r.partition)));
-      for (const p of states.get(s.stream)?.partitions.values() ?? [])
+      for (const p of states.get(s.stream)?.partitions.values() ?? []) {
         expect(p.checkpoint === null, `${s.stream} ${JSON.stringify(p.partition)}`).toBe(
           rewound.has(JSON.stringify(p.partition)),
         );
+        // Not caught up until its rows are read again: freshness says it is catching up, not fresh.
+        expect(p.caughtUpAt === null, `${s.stream} ${JSON.stringify(p.partition)}`).toBe(
+          rewound.has(JSON.stringify(p.partition)),
+        );
+      }
       expect(states.get(s.stream)?.files.map((f) => f.path)).not.toContain(s.dropped[0]?.path as string);
     }
 
