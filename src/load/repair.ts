@@ -109,14 +109,7 @@ export async function repairLake(options: RepairOptions): Promise<StreamRepair[]
       repairs.push(plan.repair);
       if (options.dryRun) continue;
       await options.onStep?.(stream, 'plan');
-      for (const file of plan.repair.dropped) {
-        if (file.foundBytes === null) continue;
-        await options.onStep?.(stream, 'aside');
-        file.movedTo = `${DAMAGED_FOLDER}/${file.path}`;
-        await storage.move(file.path, file.movedTo);
-        await storage.sync(folderOf(file.movedTo));
-        await storage.sync(folderOf(file.path));
-      }
+      await moveAside(storage, plan.repair.dropped, () => options.onStep?.(stream, 'aside'));
       await options.onStep?.(stream, 'commit');
       await store.writeState(
         plan.state,
@@ -190,14 +183,7 @@ export async function repairCatalogLake(options: CatalogRepairOptions): Promise<
             });
           // Only snapshot confirmations damaged: nothing to rewind, the files to drop all the same.
           if (repairRecords.length === 0) repairRecords.push({ ...base, seq: await nextSeq() });
-          for (const file of plan.repair.dropped) {
-            if (file.foundBytes === null) continue;
-            await options.onStep?.(stream, 'aside');
-            file.movedTo = `${DAMAGED_FOLDER}/${file.path}`;
-            await storage.move(file.path, file.movedTo);
-            await storage.sync(folderOf(file.movedTo));
-            await storage.sync(folderOf(file.path));
-          }
+          await moveAside(storage, plan.repair.dropped, () => options.onStep?.(stream, 'aside'));
           await options.onStep?.(stream, 'commit');
           await catalog.appendAll(repairRecords);
           await options.onStep?.(stream, 'done');
@@ -220,6 +206,25 @@ export async function repairCatalogLake(options: CatalogRepairOptions): Promise<
     }
   } finally {
     storage.close();
+  }
+}
+
+/**
+ * Moves each file found at another size out of the stream's folders, to `_damaged/<its path>` (noted in
+ * `movedTo`), durably: no reader's glob meets it, and the commit log then names it as missing.
+ */
+async function moveAside(
+  storage: LakeStorage,
+  dropped: DroppedFile[],
+  onStep: () => Promise<void> | void,
+): Promise<void> {
+  for (const file of dropped) {
+    if (file.foundBytes === null) continue;
+    await onStep();
+    file.movedTo = `${DAMAGED_FOLDER}/${file.path}`;
+    await storage.move(file.path, file.movedTo);
+    await storage.sync(folderOf(file.movedTo));
+    await storage.sync(folderOf(file.path));
   }
 }
 
