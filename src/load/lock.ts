@@ -22,8 +22,8 @@ export interface LockHolder {
    */
   startTicks?: number;
   /**
-   * The holder's pid namespace (Linux, `pid:[…]`). Containers that share a hostname each count pids
-   * from 1: a pid of another namespace names another process here, and only the time test applies.
+   * The holder's pid namespace (Linux, `pid:[…]`). Containers each count pids from 1: a pid of another
+   * namespace names another process here, or none, so such a holder is judged by its heartbeat.
    */
   pidNamespace?: string;
   /**
@@ -152,7 +152,8 @@ function withoutUrlPassword(word: string): string {
 /**
  * Takes the lock file `path`. The file appears complete or not at all (written aside, then hard-linked
  * into place, which fails if it exists), so a reader never sees a half-written holder. A holder whose
- * process is gone (same host: pid not alive, or the machine rebooted since) is stale and taken over.
+ * process is gone (same host: pid not alive, or the machine rebooted since; another container of this
+ * machine: its heartbeat stopped) is stale and taken over.
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<DataDirLock> {
   const me: LockHolder = {
