@@ -164,6 +164,33 @@ function whileHeld(store: RecordStore, lock: DataDirLock): RecordStore {
 }
 
 /**
+ * The lake's files, likewise changed only while the lock is this run's. Note: staged names are numbered
+ * from this run's view of the log, which the run that took the lock over numbers from too: a paused
+ * run's flush staged after it woke would stand in staging under the name of the other run's commit
+ * (whose sha256 it does not have, and every later open stops on it), or its abort delete the other's.
+ */
+function storageWhileHeld(storage: LakeStorage, lock: DataDirLock): LakeStorage {
+  const held =
+    <A extends unknown[], R>(change: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      try {
+        lock.assertHeld();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return change(...args);
+    };
+  return {
+    ...storage,
+    write: held(storage.write),
+    writeFrom: held(storage.writeFrom) as LakeStorage['writeFrom'],
+    remove: held(storage.remove),
+    copy: held(storage.copy),
+    move: held(storage.move),
+  };
+}
+
+/**
  * Takes the data directory's lock (or, with a catalog, registers as one of its writers), then recovers:
  * staged files of committed flushes move in, others go.
  */
@@ -176,7 +203,7 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
     );
   if (!remote) await mkdirDurable(paths.dataDir);
   const runId = options.runId ?? randomUUID();
-  const storage = await openLakeStorage(options.dataDir);
+  let storage = await openLakeStorage(options.dataDir);
   // Loaded only when asked for: a lake without a catalog never imports the PostgreSQL client.
   const catalog = options.catalog
     ? await (await import('./catalog.ts'))
@@ -196,7 +223,10 @@ export async function openLake(options: OpenLakeOptions): Promise<Lake> {
   let log: CommitLog;
   try {
     if (catalog) await catalog.register(runId);
-    else lock = await acquireLock(paths.lockFile, options.lock);
+    else {
+      lock = await acquireLock(paths.lockFile, options.lock);
+      storage = storageWhileHeld(storage, lock);
+    }
     // A catalog keeps one lake: opened over another, it is refused before anything is read or written.
     if (catalog) await ensureLakeIdentity(catalog, storage);
     log = createCommitLog(paths, catalog ?? (lock && whileHeld(fileRecordStore(paths), lock)), storage);

@@ -420,3 +420,34 @@ describe.runIf(canUnshare)('runs in two pid namespaces of one machine, as proces
     }
   });
 });
+
+describe('a run that lost its lock, and the run that took it over', () => {
+  it('writes no staged file once its lock is lost: the next open is not left with a staged file that contradicts a commit', async () => {
+    process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.05';
+    try {
+      const schema = z.object({ id: lake.int64() });
+      const partition = { network: 'fuji' };
+      const paused = await openLake({ dataDir: dir });
+      const pending = paused.begin({ stream: 'transfers', partition, schema });
+      await pending.append([{ id: 1 }]);
+      // Paused past its heartbeats: another run took the lock over and committed the same stream.
+      await rm(join(dir, 'avalake.lock'));
+      const other = await openLake({ dataDir: dir });
+      const flush = other.begin({ stream: 'transfers', partition, schema });
+      await flush.append([{ id: 2 }]);
+      await flush.commit({ nextId: 3 });
+      await other.close();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The paused run wakes: its commit is refused, and it leaves nothing behind in the data directory.
+      const refused = await pending.commit({ nextId: 2 }).catch((e) => e);
+      expect(refused).toBeInstanceOf(LockLostError);
+      await paused.close().catch(() => undefined);
+      // Its staged file would stand under the name of the other run's commit 1, with another sha256:
+      // every open after it stopped on "staged file of commit 1 has sha256 …" (LakeCorruptError).
+      expect(await readdir(join(dir, 'lake', '_staging', 'transfers')).catch(() => [])).toEqual([]);
+      await (await openLake({ dataDir: dir })).close();
+    } finally {
+      delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+    }
+  });
+});
