@@ -149,7 +149,7 @@ export async function readWorkers(catalog: string): Promise<WorkerStanding[]> {
  * longer than its heartbeat allows (a stopped container) may find another run took the lock over, and
  * must not commit beside it.
  */
-function whileHeld(store: RecordStore, lock: DataDirLock): RecordStore {
+export function whileHeld(store: RecordStore, lock: DataDirLock): RecordStore {
   return {
     ...store,
     append: (record) => {
@@ -169,7 +169,7 @@ function whileHeld(store: RecordStore, lock: DataDirLock): RecordStore {
  * run's flush staged after it woke would stand in staging under the name of the other run's commit
  * (whose sha256 it does not have, and every later open stops on it), or its abort delete the other's.
  */
-function storageWhileHeld(storage: LakeStorage, lock: DataDirLock): LakeStorage {
+export function storageWhileHeld(storage: LakeStorage, lock: DataDirLock): LakeStorage {
   const held =
     <A extends unknown[], R>(change: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {

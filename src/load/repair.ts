@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createCommitLog } from './commit.ts';
 import { fileRecordStore } from './file-records.ts';
-import { openLakeStorage } from './lake.ts';
+import { openLakeStorage, storageWhileHeld, whileHeld } from './lake.ts';
 import { checkLakeIdentity } from './lake-identity.ts';
 import { isSafeSegment, lakePaths, type Partition, partitionFolders, partitionId } from './layout.ts';
 import { acquireLock, type LockOptions } from './lock.ts';
@@ -91,9 +91,11 @@ export interface RepairOptions {
 /** Finds the damaged files of a local lake that keeps its commit log in files, and repairs their streams. */
 export async function repairLake(options: RepairOptions): Promise<StreamRepair[]> {
   const paths = lakePaths(options.dataDir);
-  const store = fileRecordStore(paths);
-  const storage = diskStorage(paths.lakeDir);
   const lock = options.dryRun ? undefined : await acquireLock(paths.lockFile, options.lock);
+  // Written only while the lock is still this repair's: paused past its heartbeats and taken over, its
+  // state would rewind partitions the other run has committed to since.
+  const store = lock ? whileHeld(fileRecordStore(paths), lock) : fileRecordStore(paths);
+  const storage = lock ? storageWhileHeld(diskStorage(paths.lakeDir), lock) : diskStorage(paths.lakeDir);
   try {
     // Not checking the files of unfolded commits: those are what a repair drops.
     if (lock) await createCommitLog(paths, store, storage).open({ checkFiles: false });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { readLakeState } from '../../src/load/index.ts';
 import { openLake } from '../../src/load/lake.ts';
 import {
   acquireLock,
@@ -15,6 +16,7 @@ import {
   readLockStanding,
   withoutSecrets,
 } from '../../src/load/lock.ts';
+import { repairLake } from '../../src/load/repair.ts';
 import { lake } from '../../src/schemas/lake.ts';
 
 let dir: string;
@@ -446,6 +448,37 @@ describe('a run that lost its lock, and the run that took it over', () => {
       // every open after it stopped on "staged file of commit 1 has sha256 …" (LakeCorruptError).
       expect(await readdir(join(dir, 'lake', '_staging', 'transfers')).catch(() => [])).toEqual([]);
       await (await openLake({ dataDir: dir })).close();
+    } finally {
+      delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+    }
+  });
+});
+
+describe('a repair that lost its lock', () => {
+  it('does not rewind the partitions of the run that took the lock over', async () => {
+    process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.05';
+    try {
+      const schema = z.object({ id: lake.int64() });
+      const partition = { network: 'fuji' };
+      const writer = await openLake({ dataDir: dir });
+      const flush = writer.begin({ stream: 'transfers', partition, schema });
+      await flush.append([{ id: 1 }]);
+      const record = await flush.commit({ nextId: 2 });
+      await writer.close();
+      await rm(join(dir, 'lake', record.files[0]?.path as string));
+      const repaired = await repairLake({
+        dataDir: dir,
+        onStep: (_stream, step) => {
+          if (step !== 'commit') return;
+          // Paused past its heartbeats, meanwhile another run took the lock over.
+          const until = Date.now() + 300;
+          while (Date.now() < until) {}
+          writeFileSync(lockFile, holderFile({ pid: process.pid, token: 'another-run' }));
+        },
+      }).catch((e) => e);
+      expect(repaired).toBeInstanceOf(LockLostError);
+      const state = (await readLakeState(dir)).get('transfers');
+      expect([...(state?.partitions.values() ?? [])].map((p) => p.checkpoint)).toEqual([{ nextId: 2 }]);
     } finally {
       delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
     }
