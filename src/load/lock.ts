@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, utimesSync } from 'node:fs';
-import { link, readFile, readlink, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { type FileHandle, link, open, readFile, readlink, rename, unlink, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -243,13 +243,21 @@ async function readHolder(
 ): Promise<{ text: string; holder?: LockHolder; beatAt?: number } | undefined> {
   let text: string;
   let beatAt: number;
+  let handle: FileHandle;
   try {
-    // Its time first: a heartbeat between the two reads makes the lock look older, never younger.
-    beatAt = (await stat(path)).mtimeMs;
-    text = await readFile(path, 'utf8');
+    handle = await open(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
+  }
+  try {
+    // Note: the time and the text of one file, through one handle. Read by path, a lock another run put
+    // in place of a stale one between the two reads lent the new holder the stale one's time, and a
+    // third run took the live lock over (two containers' cron runs starting together after a killed one).
+    beatAt = (await handle.stat()).mtimeMs;
+    text = await handle.readFile('utf8');
+  } finally {
+    await handle.close();
   }
   try {
     const holder = JSON.parse(text) as LockHolder;
