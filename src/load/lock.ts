@@ -388,8 +388,10 @@ function lockHandle(path: string, me: LockHolder): DataDirLock {
       if (current?.holder?.token === me.token) {
         const now = new Date();
         await utimes(path, now, now);
-      }
-      judge(current?.text);
+        // Note: looked at again after the touch. A run that took the lock over between the read and the
+        // touch had its own lock touched, and this one must not count the beat as its own.
+        judge((await readHolder(path))?.text);
+      } else judge(current?.text);
     } catch {
       // A beat that cannot read or touch the file (a full or read-only disk) is skipped; the next tries again.
     }
@@ -408,7 +410,10 @@ function lockHandle(path: string, me: LockHolder): DataDirLock {
         try {
           text = readFileSync(path, 'utf8');
           const now = new Date();
-          if (tokenOf(text) === me.token) utimesSync(path, now, now);
+          if (tokenOf(text) === me.token) {
+            utimesSync(path, now, now);
+            text = readFileSync(path, 'utf8'); // after the touch, as a beat looks
+          }
         } catch {
           text = undefined;
         }

@@ -28,7 +28,7 @@ vi.mock('node:fs/promises', async (original) => {
   return { ...real, stat: after(real.stat), open: after(real.open) };
 });
 
-const { acquireLock, LockHeldError } = await import('../../src/load/lock.ts');
+const { acquireLock, LockHeldError, LockLostError } = await import('../../src/load/lock.ts');
 
 let dir: string;
 beforeEach(async () => {
@@ -75,3 +75,29 @@ it.runIf(existsSync('/proc/sys/kernel/random/boot_id'))(
     expect(JSON.parse(await readFile(lockFile, 'utf8')).token).toBe('live');
   },
 );
+
+it("knows its lock lost when another run took it over between a beat's read and its touch", async () => {
+  process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS = '0.5';
+  try {
+    const lockFile = join(dir, 'avalake.lock');
+    const lock = await acquireLock(lockFile);
+    // The first beat has read its lock when another run, which judged it stale, takes it over.
+    let fired = false;
+    hooks.afterLook = {
+      path: lockFile,
+      run: async () => {
+        await rm(lockFile);
+        await writeFile(lockFile, container('another-run'));
+        fired = true;
+      },
+    };
+    while (!fired) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The beat done, well before the next: it touched the other run's lock, which is not this one's.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(() => lock.assertHeld()).toThrow(LockLostError);
+    await lock.release();
+    expect(JSON.parse(await readFile(lockFile, 'utf8')).token).toBe('another-run');
+  } finally {
+    delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
+  }
+});
