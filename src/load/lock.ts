@@ -213,7 +213,7 @@ async function tryLock(path: string, me: LockHolder): Promise<LockHolder | undef
       const current = await readHolder(path);
       if (!current) continue; // released between our link and read: try again
       if (current.holder && (await isAlive(current.holder, current.beatAt))) return current.holder;
-      await removeStale(path, current.text);
+      await removeStale(path, current);
     }
   } finally {
     await unlink(tmp).catch(() => undefined);
@@ -222,9 +222,10 @@ async function tryLock(path: string, me: LockHolder): Promise<LockHolder | undef
 
 /**
  * Moves the stale lock aside, then checks that what moved is what was judged stale: if a third run took
- * the lock in between, its file is put back instead of deleted.
+ * the lock in between, or its holder's heartbeat touched it since (a paused run that woke), the file is
+ * put back instead of deleted.
  */
-async function removeStale(path: string, staleText: string): Promise<void> {
+async function removeStale(path: string, stale: { text: string; beatAt?: number }): Promise<void> {
   const aside = `${path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await rename(path, aside);
@@ -232,8 +233,9 @@ async function removeStale(path: string, staleText: string): Promise<void> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
-  if (moved !== staleText) await link(aside, path).catch(() => undefined);
+  const moved = await readHolder(aside).catch(() => undefined);
+  const same = moved?.text === stale.text && (stale.beatAt === undefined || moved.beatAt === stale.beatAt);
+  if (!same) await link(aside, path).catch(() => undefined);
   await unlink(aside);
 }
 

@@ -10,7 +10,10 @@ import { afterEach, beforeEach, expect, it, vi } from 'vitest';
  * containers' cron runs start together after a killed one: the first replaces the stale lock, and the
  * second must not judge the first's fresh lock by the stale one's time.
  */
-const hooks: { afterLook?: { path: string; run: () => Promise<void> } } = {};
+const hooks: {
+  afterLook?: { path: string; run: () => Promise<void> };
+  beforeRename?: { path: string; run: () => Promise<void> };
+} = {};
 vi.mock('node:fs/promises', async (original) => {
   const real = await original<typeof fsp>();
   /** Runs the hook once, just after the first look at the lock file (its time, or the file opened). */
@@ -25,7 +28,15 @@ vi.mock('node:fs/promises', async (original) => {
       }
       return result;
     };
-  return { ...real, stat: after(real.stat), open: after(real.open) };
+  const rename: typeof real.rename = async (from, to) => {
+    const hook = hooks.beforeRename;
+    if (hook && String(from) === hook.path) {
+      hooks.beforeRename = undefined;
+      await hook.run();
+    }
+    return real.rename(from, to);
+  };
+  return { ...real, stat: after(real.stat), open: after(real.open), rename };
 });
 
 const { acquireLock, LockHeldError, LockLostError } = await import('../../src/load/lock.ts');
@@ -36,6 +47,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   hooks.afterLook = undefined;
+  hooks.beforeRename = undefined;
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -100,4 +112,23 @@ it("knows its lock lost when another run took it over between a beat's read and 
   } finally {
     delete process.env.AVALAKE_LOCK_HEARTBEAT_SECONDS;
   }
+});
+
+it("does not take a lock whose holder's heartbeat touched it after it was judged stale", async () => {
+  const lockFile = join(dir, 'avalake.lock');
+  await writeFile(lockFile, container('paused'));
+  const old = new Date(Date.now() - 60_000);
+  await utimes(lockFile, old, old);
+  // After this run judged the lock stale by its time, before it moved it aside, its holder woke and beat.
+  hooks.beforeRename = {
+    path: lockFile,
+    run: async () => {
+      const now = new Date();
+      await utimes(lockFile, now, now);
+    },
+  };
+  const taken = await acquireLock(lockFile).catch((e) => e);
+  expect(hooks.beforeRename).toBeUndefined();
+  expect(taken).toBeInstanceOf(LockHeldError);
+  expect(JSON.parse(await readFile(lockFile, 'utf8')).token).toBe('paused');
 });
