@@ -300,6 +300,7 @@ async function runSteps(
         ...(args.tests !== undefined ? { testsDir: args.tests } : {}),
         maxAge,
         partitions: planned,
+        readNow: new Set(config.streams.map((s) => s.name)),
         ...(summary.status === 'quota' ? { queued: queuedPartitions(config, planned, summary) } : {}),
         ...catalogOf(config),
       });

@@ -74,6 +74,12 @@ export interface TestOptions {
    * committed within its maximum age.
    */
   queued?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * The streams this run read (`--streams`): a partition of another stream with nothing committed is not
+   * this run's to have read, and is not named as never checked (its committed ones are judged as ever).
+   * Default: every stream of `partitions`.
+   */
+  readNow?: ReadonlySet<string>;
   /** The PostgreSQL catalog holding the lake's commit log, when it has one. */
   catalog?: string;
 }
@@ -274,7 +280,16 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
       .filter(([, partitions]) => partitions.length > 0)
       .map(([stream, partitions]) => [stream, new Map(partitions.map((p) => [partitionId(p), p]))]),
   );
-  const judged = [...new Set([...lake.keys(), ...planned.keys()])].sort();
+  // Without a pipeline to say which partitions it reads now, every partition of the lake is judged.
+  const planOf = (stream: string) => {
+    const all = options.partitions && (planned.get(stream) ?? new Map<string, Partition>());
+    if (!all || !options.readNow || options.readNow.has(stream)) return all;
+    const committed = lake.get(stream)?.partitions;
+    return new Map([...all].filter(([id]) => committed?.has(id)));
+  };
+  const judged = [...new Set([...lake.keys(), ...planned.keys()])]
+    .filter((stream) => lake.has(stream) || (planOf(stream)?.size ?? 0) > 0)
+    .sort();
   const limitOf = (stream: string) => maxAge.byStream[stream] ?? maxAge.defaultSeconds;
   // A lake nothing was committed to for that long has no backfill going on: a partition never read is
   // never checked, whatever stopped the run.
@@ -284,8 +299,7 @@ async function freshness(options: TestOptions, models: readonly Model[], selecte
   for (const stream of judged) {
     if (options.select !== undefined && !wanted.has(stream)) continue;
     const limit = limitOf(stream);
-    // Without a pipeline to say which partitions it reads now, every partition of the lake is judged.
-    const plan = options.partitions && (planned.get(stream) ?? new Map<string, Partition>());
+    const plan = planOf(stream);
     const waiting = progressing ? options.queued?.get(stream) : undefined;
     const judgement = judgeStream(lake.get(stream), limit, now, plan, waiting);
     const status = freshnessStatus(judgement);
