@@ -4,7 +4,8 @@ import { CatalogImportError, openCatalog } from './catalog.ts';
 import { createCommitLog } from './commit.ts';
 import { markCatalogLake, markMovedLake } from './commit-log-kind.ts';
 import { fsyncDir } from './durable.ts';
-import { openLakeStorage } from './lake.ts';
+import { fileRecordStore } from './file-records.ts';
+import { openLakeStorage, storageWhileHeld, whileHeld } from './lake.ts';
 import { checkLakeIdentity, markLakeIdentity } from './lake-identity.ts';
 import { lakePaths } from './layout.ts';
 import { acquireLock } from './lock.ts';
@@ -46,7 +47,12 @@ export async function importIntoCatalog(
   const paths = lakePaths(dataDir);
   const lock = await acquireLock(paths.lockFile);
   try {
-    const log = createCommitLog(paths);
+    // Written only while the lock is still this import's, as every writer of the local log (lake.ts).
+    const log = createCommitLog(
+      paths,
+      whileHeld(fileRecordStore(paths), lock),
+      storageWhileHeld(diskStorage(paths.lakeDir), lock),
+    );
     await log.open();
     await log.fold(1);
     const states = log.streams().flatMap((stream) => log.state(stream) ?? []);
@@ -68,7 +74,9 @@ export async function importIntoCatalog(
       } finally {
         storage.close();
       }
-      // Checked again as it takes the streams: another import may have taken them since.
+      // Checked again as it takes the streams: another import may have taken them since. And the lock
+      // once more: a run that took it over while this import was paused may have committed beside it.
+      lock.assertHeld();
       await catalog.adopt(states);
     } finally {
       await catalog.close();
